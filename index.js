@@ -1,0 +1,117 @@
+// The public entry point: a thin layer over the native binding. It turns AbortSignals into
+// native cancellations, parses the JSON the binding returns, prints diagnostics and shapes
+// Tool objects. Everything MCP happens in Rust.
+import * as native from "./binding.js"
+
+export { defineTool } from "./js/define-tool.js"
+export { buildMcpServer } from "./js/mcp-server.js"
+
+// Server process trees must not outlive this process, even when nobody called close().
+process.on("exit", native.killAllServers)
+
+const configSource = (input) =>
+  typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
+
+const report = (lines) => {
+  for (const line of lines) process.stderr.write(`[toolnexus] ${line}\n`)
+}
+
+/** Runs `start(canceller)`, cancelling it when `signal` fires; rejects with `signal.reason`. */
+async function withSignal(signal, start) {
+  if (signal?.aborted) throw signal.reason
+  const canceller = new native.Canceller()
+  const onAbort = () => canceller.cancel()
+  signal?.addEventListener("abort", onAbort, { once: true })
+  try {
+    return await start(canceller)
+  } catch (error) {
+    throw signal?.aborted ? signal.reason : error
+  } finally {
+    signal?.removeEventListener("abort", onAbort)
+  }
+}
+
+export function parseMcpConfig(input) {
+  return JSON.parse(native.parseMcpConfig(configSource(input)))
+}
+
+export async function listMcpTools(input, opts) {
+  const json = await withSignal(opts?.signal, (canceller) =>
+    native.listMcpTools(configSource(input), canceller),
+  )
+  const { tools, status, failures } = JSON.parse(json)
+  report(failures)
+  return { tools, status }
+}
+
+export async function loadMcp(input, opts) {
+  const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
+  const handle = await withSignal(opts?.signal, (canceller) =>
+    native.loadMcp(configSource(input), canceller, waitFor),
+  )
+  const { tools, status, failures, warnings } = JSON.parse(handle.summary())
+  report(failures)
+  report(warnings)
+  return {
+    tools: tools.map((tool, index) => mcpTool(handle, tool, index)),
+    status,
+    close: () => handle.close(),
+  }
+}
+
+/** `waitFor` as the binding calls it: JSON in, JSON out, and a throw answers "cancelled". */
+function bridgeWaitFor(waitFor) {
+  return async (requestJson) => {
+    try {
+      return JSON.stringify(await waitFor(JSON.parse(requestJson)))
+    } catch {
+      return JSON.stringify({ id: "", ok: false, reason: "cancelled" })
+    }
+  }
+}
+
+function mcpTool(handle, { name, description, inputSchema, server }, index) {
+  const metadata = { server }
+  return {
+    name,
+    description,
+    inputSchema,
+    source: "mcp",
+    async execute(args, ctx) {
+      const signal = ctx?.signal
+      if (signal?.aborted) {
+        return { output: `MCP server "${server}": tools/call was aborted`, isError: true, metadata }
+      }
+      const canceller = signal && new native.Canceller()
+      const onAbort = () => canceller.cancel()
+      signal?.addEventListener("abort", onAbort, { once: true })
+      try {
+        const result = await handle.callTool(index, JSON.stringify(args ?? {}), ctx?.timeout, canceller)
+        return { output: result.output, isError: result.isError, metadata }
+      } catch (error) {
+        return { output: `MCP server "${server}": ${error?.message ?? error}`, isError: true, metadata }
+      } finally {
+        signal?.removeEventListener("abort", onAbort)
+      }
+    },
+  }
+}
+
+export function sanitize(name) {
+  return native.sanitize(String(name))
+}
+
+export function expandEnvHeaders(headers) {
+  if (headers === undefined) return undefined
+  return Object.fromEntries(
+    Object.entries(headers).map(([key, value]) => [key, native.expandEnv(String(value))]),
+  )
+}
+
+export function elicitationToRequest(params) {
+  return JSON.parse(native.elicitationToRequest(JSON.stringify(params ?? {})))
+}
+
+export function answerToElicitResult(answer) {
+  return JSON.parse(native.answerToElicitResult(JSON.stringify(answer ?? null)))
+}

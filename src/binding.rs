@@ -1,0 +1,257 @@
+//! The napi layer: converts values and bridges promises, cancellation and callbacks.
+//! No MCP logic lives here. Bulky values (inventories, schemas) cross as JSON text, which
+//! is markedly faster than building JS objects field by field from Rust.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use napi_derive::napi;
+use serde_json::{Map, Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{self, ConfigInput, McpConfig};
+use crate::elicitation::{self, Answer, Elicitor, Request};
+use crate::inventory::{self, Source};
+use crate::session::Hooks;
+use crate::transport::groups;
+
+/// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
+#[napi(object)]
+pub struct ConfigSource {
+    pub path: Option<String>,
+    pub json: Option<String>,
+}
+
+impl From<ConfigSource> for ConfigInput {
+    fn from(source: ConfigSource) -> Self {
+        match source.path {
+            Some(path) => ConfigInput::Path(path),
+            None => ConfigInput::Json(source.json.unwrap_or_else(|| "null".into())),
+        }
+    }
+}
+
+fn load_config(source: ConfigSource) -> Result<McpConfig> {
+    McpConfig::load(&source.into()).map_err(|e| Error::new(Status::InvalidArg, e.0))
+}
+
+fn to_json(value: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(value).map_err(|e| Error::from_reason(e.to_string()))
+}
+
+fn aborted() -> Error {
+    Error::new(Status::Cancelled, "aborted")
+}
+
+/// A cancellation token the JS layer fires from an `AbortSignal`'s `abort` event.
+#[napi]
+pub struct Canceller {
+    token: CancellationToken,
+}
+
+#[napi]
+impl Canceller {
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default, reason = "a JS constructor")]
+    pub fn new() -> Self {
+        Canceller {
+            token: CancellationToken::new(),
+        }
+    }
+
+    #[napi]
+    pub fn cancel(&self) {
+        self.token.cancel();
+    }
+}
+
+#[napi(js_name = "parseMcpConfig")]
+pub fn parse_mcp_config(source: ConfigSource) -> Result<String> {
+    let map =
+        config::read_server_map(&source.into()).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+    to_json(&map)
+}
+
+/// Resolves `{ tools, status, failures }` as JSON.
+#[napi(js_name = "listMcpTools")]
+pub fn list_mcp_tools<'env>(
+    env: &'env Env,
+    source: ConfigSource,
+    canceller: &Canceller,
+) -> Result<PromiseRaw<'env, String>> {
+    let config = load_config(source)?;
+    let cancel = canceller.token.clone();
+    env.spawn_future(async move {
+        let inventory = inventory::list_inventory(&config, &cancel)
+            .await
+            .map_err(|_| aborted())?;
+        to_json(&json!({
+            "tools": inventory.tools,
+            "status": inventory.status,
+            "failures": inventory.failures,
+        }))
+    })
+}
+
+/// `waitFor` as the JS layer wraps it: request JSON in, answer JSON out; never rejects.
+type WaitFor = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+struct JsElicitor(Arc<WaitFor>);
+
+impl Elicitor for JsElicitor {
+    fn ask(&self, request: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>> {
+        let wait_for = self.0.clone();
+        Box::pin(async move {
+            let request = serde_json::to_string(&request).ok()?;
+            let answer = wait_for.call_async_catch(request).await.ok()?.await.ok()?;
+            serde_json::from_str(&answer).ok()
+        })
+    }
+}
+
+#[napi(js_name = "loadMcp")]
+pub fn load_mcp<'env>(
+    env: &'env Env,
+    source: ConfigSource,
+    canceller: &Canceller,
+    wait_for: Option<WaitFor>,
+) -> Result<PromiseRaw<'env, McpSourceHandle>> {
+    let config = load_config(source)?;
+    let cancel = canceller.token.clone();
+    let hooks = Hooks {
+        elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
+    };
+    env.spawn_future(async move {
+        let source = inventory::load_source(&config, &hooks, &cancel)
+            .await
+            .map_err(|_| aborted())?;
+        Ok(McpSourceHandle {
+            source: Arc::new(source),
+        })
+    })
+}
+
+/// The open sessions of one `loadMcp` call.
+#[napi]
+pub struct McpSourceHandle {
+    source: Arc<Source>,
+}
+
+#[napi(object)]
+pub struct CallResult {
+    pub output: String,
+    pub is_error: bool,
+}
+
+#[napi]
+impl McpSourceHandle {
+    /// `{ tools: [{ name, description, inputSchema, server }], status, failures, warnings }`.
+    #[napi]
+    pub fn summary(&self) -> Result<String> {
+        let source = &self.source;
+        let tools: Vec<Value> = source
+            .tools
+            .iter()
+            .map(|t| {
+                json!({
+                    "name": t.info.name,
+                    "description": t.info.description,
+                    "inputSchema": t.info.input_schema,
+                    "server": source.sessions[t.server].name(),
+                })
+            })
+            .collect();
+        to_json(&json!({
+            "tools": tools,
+            "status": source.status,
+            "failures": source.failures,
+            "warnings": source.warnings,
+        }))
+    }
+
+    /// Calls tool number `index` of `summary().tools`. Resolves an error result on any
+    /// failure; never rejects.
+    #[napi]
+    pub fn call_tool<'env>(
+        &self,
+        env: &'env Env,
+        index: u32,
+        args_json: String,
+        timeout_ms: Option<f64>,
+        canceller: Option<&Canceller>,
+    ) -> Result<PromiseRaw<'env, CallResult>> {
+        let source = self.source.clone();
+        let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
+        env.spawn_future(async move {
+            let tool = source
+                .tools
+                .get(index as usize)
+                .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+            let session = &source.sessions[tool.server];
+            let output = match serde_json::from_str::<Map<String, Value>>(&args_json) {
+                Ok(args) => {
+                    let timeout = match timeout_ms {
+                        Some(ms) if ms > 0.0 && ms.is_finite() => {
+                            Duration::from_secs_f64(ms / 1000.0)
+                        }
+                        _ => session.timeout(),
+                    };
+                    session
+                        .call_tool(&tool.original, args, timeout, &cancel)
+                        .await
+                }
+                Err(_) => crate::tool_result::ToolOutput::error(format!(
+                    "arguments for \"{}\" must be a JSON object",
+                    tool.info.name
+                )),
+            };
+            Ok(CallResult {
+                output: output.output,
+                is_error: output.is_error,
+            })
+        })
+    }
+
+    /// Closes every session and kills every server process tree. Idempotent.
+    #[napi]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let source = self.source.clone();
+        env.spawn_future(async move {
+            source.close().await;
+            Ok(())
+        })
+    }
+}
+
+/// Kills every server process still alive; the JS layer calls it on process exit.
+#[napi(js_name = "killAllServers")]
+pub fn kill_all_servers() {
+    groups::kill_all();
+}
+
+#[napi]
+pub fn sanitize(name: String) -> String {
+    config::sanitize(&name)
+}
+
+#[napi(js_name = "expandEnv")]
+pub fn expand_env(value: String) -> String {
+    config::expand_env(&value)
+}
+
+#[napi(js_name = "elicitationToRequest")]
+pub fn elicitation_to_request(params_json: String) -> Result<String> {
+    let params: Value =
+        serde_json::from_str(&params_json).map_err(|e| Error::from_reason(e.to_string()))?;
+    to_json(&elicitation::to_request(&params))
+}
+
+#[napi(js_name = "answerToElicitResult")]
+pub fn answer_to_elicit_result(answer_json: String) -> Result<String> {
+    let answer: Option<Answer> = serde_json::from_str(&answer_json).ok();
+    to_json(&elicitation::to_result(answer.as_ref()))
+}

@@ -1,0 +1,416 @@
+//! The mcp.json format: reading it, unwrapping it and validating each server entry.
+//!
+//! Validation happens once, here. A bad entry becomes that server's failure reason
+//! (`ServerState::Invalid`); only a config that is not a JSON object at all, or a file
+//! that cannot be read or parsed, fails the whole call.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+/// Wrapper keys, tried in this order; the first one present holds the servers.
+const WRAPPERS: [&str; 3] = ["mcpServers", "servers", "mcp"];
+/// Sibling sections of an unwrapped config that are never servers.
+const RESERVED: [&str; 4] = ["builtins", "agents", "a2a", "mcpServer"];
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
+
+/// Where a config comes from.
+pub enum ConfigInput {
+    /// A path to a JSON file, relative to the current directory.
+    Path(String),
+    /// JSON text of an already parsed object (the JS layer serialises it).
+    Json(String),
+}
+
+/// A whole-call config error (unreadable file, not JSON, not an object).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigError(pub String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Reads the input and returns the server map: unwrapped, reserved keys dropped, entries as
+/// written. This is what `parseMcpConfig` returns.
+pub fn read_server_map(input: &ConfigInput) -> Result<Map<String, Value>, ConfigError> {
+    let (value, origin) = match input {
+        ConfigInput::Path(path) => (read_json_file(Path::new(path))?, format!(" in \"{path}\"")),
+        ConfigInput::Json(text) => (
+            serde_json::from_str(text)
+                .map_err(|e| ConfigError(format!("MCP config is not valid JSON: {e}")))?,
+            String::new(),
+        ),
+    };
+    let Value::Object(mut top) = value else {
+        return Err(ConfigError(format!(
+            "MCP config{origin} must be a JSON object of servers, got {}",
+            json_kind(&value)
+        )));
+    };
+    for key in WRAPPERS {
+        if let Some(inner) = top.remove(key) {
+            return match inner {
+                Value::Object(map) => Ok(map),
+                other => Err(ConfigError(format!(
+                    "MCP config{origin}: \"{key}\" must be an object of servers, got {}",
+                    json_kind(&other)
+                ))),
+            };
+        }
+    }
+    top.retain(|key, _| !RESERVED.contains(&key.as_str()));
+    Ok(top)
+}
+
+fn read_json_file(path: &Path) -> Result<Value, ConfigError> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| ConfigError(format!("cannot read MCP config \"{shown}\": {e}")))?;
+    serde_json::from_str(&text)
+        .map_err(|e| ConfigError(format!("MCP config \"{shown}\" is not valid JSON: {e}")))
+}
+
+/// A validated config: every server in config order.
+#[derive(Debug, Clone)]
+pub struct McpConfig {
+    pub servers: Vec<ServerEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerEntry {
+    pub name: String,
+    pub state: ServerState,
+}
+
+#[derive(Debug, Clone)]
+pub enum ServerState {
+    Disabled,
+    /// The entry is malformed; the reason says how.
+    Invalid(String),
+    Enabled(ServerSpec),
+}
+
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    pub transport: TransportSpec,
+    /// Bounds each phase: spawn or dial, `initialize`, each `tools/list` page, each call.
+    pub timeout: Duration,
+    pub tools: ToolFilter,
+}
+
+#[derive(Debug, Clone)]
+pub enum TransportSpec {
+    Local(LocalSpec),
+    Remote(RemoteSpec),
+}
+
+#[derive(Debug, Clone)]
+pub struct LocalSpec {
+    pub program: String,
+    pub args: Vec<String>,
+    /// Merged over the parent's environment.
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RemoteSpec {
+    pub url: String,
+    /// As written: `${NAME}` is expanded at connect time, never stored expanded.
+    pub headers: Vec<(String, String)>,
+}
+
+/// The `tools` map of an entry, used by `loadMcp` only.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolFilter {
+    All,
+    Only(Vec<String>),
+    Except(Vec<String>),
+}
+
+impl ToolFilter {
+    pub fn allows(&self, tool: &str) -> bool {
+        match self {
+            ToolFilter::All => true,
+            ToolFilter::Only(names) => names.iter().any(|n| n == tool),
+            ToolFilter::Except(names) => !names.iter().any(|n| n == tool),
+        }
+    }
+
+    /// The names the map mentions, to warn about those that match no tool.
+    pub fn names(&self) -> &[String] {
+        match self {
+            ToolFilter::All => &[],
+            ToolFilter::Only(names) | ToolFilter::Except(names) => names,
+        }
+    }
+}
+
+impl McpConfig {
+    pub fn load(input: &ConfigInput) -> Result<McpConfig, ConfigError> {
+        Ok(Self::from_server_map(read_server_map(input)?))
+    }
+
+    pub fn from_server_map(map: Map<String, Value>) -> McpConfig {
+        let servers = map
+            .into_iter()
+            .map(|(name, entry)| ServerEntry {
+                state: match validate_entry(&entry) {
+                    Ok(Some(spec)) => ServerState::Enabled(spec),
+                    Ok(None) => ServerState::Disabled,
+                    Err(reason) => ServerState::Invalid(reason),
+                },
+                name,
+            })
+            .collect();
+        McpConfig { servers }
+    }
+}
+
+/// `Ok(None)` for a disabled entry: disabling wins over any other problem in it.
+fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
+    let Value::Object(obj) = entry else {
+        return Err(format!(
+            "server entry must be an object, got {}",
+            json_kind(entry)
+        ));
+    };
+    let enabled = optional_bool(obj, "enabled")?.unwrap_or(true);
+    let disabled = optional_bool(obj, "disabled")?.unwrap_or(false);
+    if !enabled || disabled {
+        return Ok(None);
+    }
+    let timeout = match obj.get("timeout") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT,
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
+            _ => {
+                return Err(format!(
+                    "\"timeout\" must be a positive number of milliseconds, got {n}"
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(format!(
+                "\"timeout\" must be a number of milliseconds, got {}",
+                json_kind(other)
+            ));
+        }
+    };
+    Ok(Some(ServerSpec {
+        transport: transport_spec(obj)?,
+        timeout,
+        tools: tool_filter(obj)?,
+    }))
+}
+
+fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {
+    // Besides our own `local`/`remote`, accept the type names other MCP hosts write.
+    let remote = match obj.get("type") {
+        None | Some(Value::Null) => {
+            if obj.contains_key("url") {
+                true
+            } else if obj.contains_key("command") {
+                false
+            } else {
+                return Err("entry has neither \"command\" (local) nor \"url\" (remote)".into());
+            }
+        }
+        Some(Value::String(t)) => match t.as_str() {
+            "local" | "stdio" => false,
+            "remote" | "http" | "streamable-http" | "streamableHttp" | "sse" => true,
+            other => {
+                return Err(format!(
+                    "unknown \"type\" \"{other}\": expected \"local\" or \"remote\""
+                ));
+            }
+        },
+        Some(other) => {
+            return Err(format!(
+                "\"type\" must be a string, got {}",
+                json_kind(other)
+            ));
+        }
+    };
+    if remote {
+        let url = match obj.get("url") {
+            Some(Value::String(url)) if !url.is_empty() => url.clone(),
+            Some(other) => {
+                return Err(format!(
+                    "\"url\" must be a non-empty string, got {}",
+                    json_kind(other)
+                ));
+            }
+            None => return Err("remote entry has no \"url\"".into()),
+        };
+        Ok(TransportSpec::Remote(RemoteSpec {
+            url,
+            headers: string_map(obj, "headers")?,
+        }))
+    } else {
+        let (program, args) = command_line(obj)?;
+        let mut env = string_map(obj, "env")?;
+        env.extend(string_map(obj, "environment")?);
+        let cwd = match obj.get("cwd") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(dir)) => Some(PathBuf::from(dir)),
+            Some(other) => {
+                return Err(format!(
+                    "\"cwd\" must be a string, got {}",
+                    json_kind(other)
+                ));
+            }
+        };
+        Ok(TransportSpec::Local(LocalSpec {
+            program,
+            args,
+            env,
+            cwd,
+        }))
+    }
+}
+
+/// `command: [program, ...args]`. The Claude-desktop form `command: "program"` with an
+/// `args` array is accepted too, because it is unambiguous; a bare command string is not,
+/// since splitting it would need a shell.
+fn command_line(obj: &Map<String, Value>) -> Result<(String, Vec<String>), String> {
+    const SHAPE: &str =
+        "\"command\" must be a non-empty array of strings (program, then arguments)";
+    let mut parts = match (obj.get("command"), obj.get("args")) {
+        (Some(Value::Array(items)), None) => strings(items).ok_or(SHAPE)?,
+        (Some(Value::String(program)), Some(Value::Array(args))) => {
+            let mut parts = vec![program.clone()];
+            parts.extend(strings(args).ok_or("\"args\" must be an array of strings")?);
+            parts
+        }
+        (None, _) => return Err("local entry has no \"command\"".into()),
+        (Some(_), _) => return Err(SHAPE.into()),
+    };
+    if parts.first().is_none_or(|p| p.is_empty()) {
+        return Err(SHAPE.into());
+    }
+    let program = parts.remove(0);
+    Ok((program, parts))
+}
+
+fn strings(items: &[Value]) -> Option<Vec<String>> {
+    items
+        .iter()
+        .map(|v| v.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
+    let map = match obj.get("tools") {
+        None | Some(Value::Null) => return Ok(ToolFilter::All),
+        Some(Value::Object(map)) => map,
+        Some(other) => {
+            return Err(format!(
+                "\"tools\" must be an object of tool names to booleans, got {}",
+                json_kind(other)
+            ));
+        }
+    };
+    let mut allowed = Vec::new();
+    let mut denied = Vec::new();
+    for (name, flag) in map {
+        match flag {
+            Value::Bool(true) => allowed.push(name.clone()),
+            Value::Bool(false) => denied.push(name.clone()),
+            other => {
+                return Err(format!(
+                    "\"tools.{name}\" must be a boolean, got {}",
+                    json_kind(other)
+                ));
+            }
+        }
+    }
+    Ok(if !allowed.is_empty() {
+        ToolFilter::Only(allowed)
+    } else if !denied.is_empty() {
+        ToolFilter::Except(denied)
+    } else {
+        ToolFilter::All
+    })
+}
+
+fn optional_bool(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(format!(
+            "\"{key}\" must be a boolean, got {}",
+            json_kind(other)
+        )),
+    }
+}
+
+/// An object of strings. Error messages name keys, never values: these hold secrets.
+fn string_map(obj: &Map<String, Value>, key: &str) -> Result<Vec<(String, String)>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(name, value)| match value {
+                Value::String(s) => Ok((name.clone(), s.clone())),
+                other => Err(format!(
+                    "\"{key}.{name}\" must be a string, got {}",
+                    json_kind(other)
+                )),
+            })
+            .collect(),
+        Some(other) => Err(format!(
+            "\"{key}\" must be an object of strings, got {}",
+            json_kind(other)
+        )),
+    }
+}
+
+fn json_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Replaces `${NAME}` with the environment variable NAME (empty when unset).
+pub fn expand_env(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        let Some(len) = rest[start + 2..].find('}') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        let name = &rest[start + 2..start + 2 + len];
+        out.push_str(&std::env::var(name).unwrap_or_default());
+        rest = &rest[start + 3 + len..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every char outside `[a-zA-Z0-9_-]` becomes `_`.
+pub fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;

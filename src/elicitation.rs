@@ -1,0 +1,159 @@
+//! Elicitation: a server asking the user something in the middle of a tool call.
+//!
+//! The wire form (`elicitation/create` params, `ElicitResult`) maps onto the host-facing
+//! `Request` / `Answer` pair that `waitFor` works with.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// What the host is asked (the `Request` of the public API).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub id: String,
+    pub kind: String,
+    pub prompt: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+}
+
+/// The host's answer (the `Answer` of the public API).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Answer {
+    #[serde(default)]
+    pub id: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// The host side: asks a person and resolves their answer, or `None` when asking failed
+/// (which answers `cancel`).
+pub trait Elicitor: Send + Sync {
+    fn ask(&self, request: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>>;
+}
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Maps `elicitation/create` params (form or URL mode) to a `Request` with a fresh id.
+pub fn to_request(params: &Value) -> Request {
+    let text = |key: &str| params.get(key).and_then(Value::as_str).map(str::to_owned);
+    let id = format!("elicitation-{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let prompt = text("message").unwrap_or_default();
+    let url_mode = params.get("mode").and_then(Value::as_str) == Some("url");
+    if url_mode {
+        Request {
+            id,
+            kind: "authorization".into(),
+            prompt,
+            url: text("url"),
+            data: None,
+        }
+    } else {
+        let schema = params
+            .get("requestedSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        let mut data = Map::new();
+        data.insert("schema".into(), schema);
+        Request {
+            id,
+            kind: "input".into(),
+            prompt,
+            url: None,
+            data: Some(data),
+        }
+    }
+}
+
+/// Maps an `Answer` to the `ElicitResult` the server receives.
+pub fn to_result(answer: Option<&Answer>) -> Value {
+    match answer {
+        Some(a) if a.ok => {
+            json!({ "action": "accept", "content": a.data.clone().unwrap_or_default() })
+        }
+        Some(a) if a.reason.as_deref() == Some("declined") => json!({ "action": "decline" }),
+        _ => json!({ "action": "cancel" }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_mode_becomes_input_with_schema() {
+        let schema = json!({ "type": "object", "properties": { "name": { "type": "string" } } });
+        let req =
+            to_request(&json!({ "mode": "form", "message": "Who?", "requestedSchema": schema }));
+        assert_eq!(req.kind, "input");
+        assert_eq!(req.prompt, "Who?");
+        assert_eq!(
+            req.data.as_ref().and_then(|d| d.get("schema")),
+            Some(&schema)
+        );
+        assert_eq!(req.url, None);
+    }
+
+    #[test]
+    fn mode_absent_is_form() {
+        let req = to_request(&json!({ "message": "m", "requestedSchema": {} }));
+        assert_eq!(req.kind, "input");
+    }
+
+    #[test]
+    fn url_mode_becomes_authorization() {
+        let req = to_request(
+            &json!({ "mode": "url", "message": "Log in", "url": "https://x/y", "elicitationId": "e" }),
+        );
+        assert_eq!(req.kind, "authorization");
+        assert_eq!(req.url.as_deref(), Some("https://x/y"));
+        assert_eq!(req.data, None);
+    }
+
+    #[test]
+    fn ids_are_unique() {
+        let a = to_request(&json!({}));
+        let b = to_request(&json!({}));
+        assert_ne!(a.id, b.id);
+    }
+
+    fn answer(ok: bool, data: Option<Value>, reason: Option<&str>) -> Answer {
+        Answer {
+            id: "a".into(),
+            ok,
+            data: data.and_then(|d| d.as_object().cloned()),
+            reason: reason.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn answers_map_to_actions() {
+        let accept = to_result(Some(&answer(true, Some(json!({ "v": 1 })), None)));
+        assert_eq!(accept, json!({ "action": "accept", "content": { "v": 1 } }));
+        assert_eq!(
+            to_result(Some(&answer(true, None, None))),
+            json!({ "action": "accept", "content": {} })
+        );
+        assert_eq!(
+            to_result(Some(&answer(false, None, Some("declined")))),
+            json!({ "action": "decline" })
+        );
+        assert_eq!(
+            to_result(Some(&answer(false, None, Some("expired")))),
+            json!({ "action": "cancel" })
+        );
+        assert_eq!(
+            to_result(Some(&answer(false, None, None))),
+            json!({ "action": "cancel" })
+        );
+        assert_eq!(to_result(None), json!({ "action": "cancel" }));
+    }
+}

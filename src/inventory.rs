@@ -1,0 +1,292 @@
+//! Every server of a config, connected and listed in parallel: the one path behind both
+//! `loadMcp` (keep the sessions, expose filtered, namespaced tools) and `listMcpTools`
+//! (close everything, report the unfiltered tools).
+
+use std::sync::Arc;
+
+use rmcp::model::Tool;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
+use crate::session::{Failure, Hooks, Session};
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Connected,
+    Disabled,
+    Failed,
+}
+
+/// The caller cancelled: everything spawned for the call has been killed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aborted;
+
+/// One configured server after connecting, in config order.
+pub struct ServerOutcome {
+    pub name: String,
+    pub status: Status,
+    /// Why it failed.
+    pub reason: Option<String>,
+    pub connected: Option<Connected>,
+}
+
+pub struct Connected {
+    pub session: Session,
+    pub tools: Vec<Tool>,
+    pub filter: ToolFilter,
+}
+
+/// Connects to every enabled server in parallel; one failure never affects another.
+pub async fn connect_all(
+    config: &McpConfig,
+    hooks: &Hooks,
+    cancel: &CancellationToken,
+) -> Result<Vec<ServerOutcome>, Aborted> {
+    if cancel.is_cancelled() {
+        return Err(Aborted);
+    }
+    let tasks: Vec<_> = config
+        .servers
+        .iter()
+        .map(|entry| {
+            let (name, state) = (entry.name.clone(), entry.state.clone());
+            let (hooks, cancel) = (hooks.clone(), cancel.clone());
+            tokio::spawn(async move {
+                let (status, reason, connected) = match state {
+                    ServerState::Disabled => (Status::Disabled, None, None),
+                    ServerState::Invalid(reason) => (Status::Failed, Some(reason), None),
+                    ServerState::Enabled(spec) => {
+                        match connect_and_list(&name, &spec, &hooks, &cancel).await {
+                            Ok((session, tools)) => {
+                                let connected = Connected {
+                                    session,
+                                    tools,
+                                    filter: spec.tools,
+                                };
+                                (Status::Connected, None, Some(connected))
+                            }
+                            Err(Failure::Aborted) => (Status::Failed, None, None),
+                            Err(Failure::Reason(reason)) => (Status::Failed, Some(reason), None),
+                        }
+                    }
+                };
+                ServerOutcome {
+                    name,
+                    status,
+                    reason,
+                    connected,
+                }
+            })
+        })
+        .collect();
+    let mut outcomes = Vec::with_capacity(tasks.len());
+    for (task, entry) in tasks.into_iter().zip(&config.servers) {
+        // A panicking task is a bug; report it as that server's failure rather than crash.
+        outcomes.push(task.await.unwrap_or_else(|e| ServerOutcome {
+            name: entry.name.clone(),
+            status: Status::Failed,
+            reason: Some(format!("internal error: {e}")),
+            connected: None,
+        }));
+    }
+    if cancel.is_cancelled() {
+        kill_all(outcomes).await;
+        return Err(Aborted);
+    }
+    Ok(outcomes)
+}
+
+async fn connect_and_list(
+    name: &str,
+    spec: &crate::config::ServerSpec,
+    hooks: &Hooks,
+    cancel: &CancellationToken,
+) -> Result<(Session, Vec<Tool>), Failure> {
+    let session = Session::connect(name, spec, hooks, cancel).await?;
+    match session.list_tools(cancel).await {
+        Ok(tools) => Ok((session, tools)),
+        Err(failure) => {
+            session.kill().await;
+            Err(failure)
+        }
+    }
+}
+
+async fn kill_all(outcomes: Vec<ServerOutcome>) {
+    let sessions = outcomes
+        .into_iter()
+        .filter_map(|o| o.connected)
+        .map(|c| c.session);
+    let kills: Vec<_> = sessions
+        .map(|s| tokio::spawn(async move { s.kill().await }))
+        .collect();
+    for kill in kills {
+        let _ = kill.await;
+    }
+}
+
+/// A tool as `listMcpTools` reports it: original name, schema normalised.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolInfo {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Map<String, Value>,
+}
+
+fn tool_info(tool: &Tool, name: String, closed: bool) -> ToolInfo {
+    let mut schema = (*tool.input_schema).clone();
+    schema.insert("type".into(), Value::String("object".into()));
+    schema
+        .entry("properties")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if closed {
+        schema.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    ToolInfo {
+        name,
+        description: tool.description.as_deref().unwrap_or_default().to_owned(),
+        input_schema: schema,
+    }
+}
+
+/// The result of `listMcpTools`.
+#[derive(Debug, Serialize)]
+pub struct Inventory {
+    /// Connected servers only, config order; tools unfiltered with their original names.
+    pub tools: Map<String, Value>,
+    pub status: Map<String, Value>,
+    /// One line per failed server, for diagnostics.
+    #[serde(skip)]
+    pub failures: Vec<String>,
+}
+
+pub async fn list_inventory(
+    config: &McpConfig,
+    cancel: &CancellationToken,
+) -> Result<Inventory, Aborted> {
+    let outcomes = connect_all(config, &Hooks::default(), cancel).await?;
+    let mut inventory = Inventory {
+        tools: Map::new(),
+        status: Map::new(),
+        failures: Vec::new(),
+    };
+    let mut closing = Vec::new();
+    for outcome in outcomes {
+        record_status(&mut inventory.status, &mut inventory.failures, &outcome);
+        if let Some(connected) = outcome.connected {
+            let infos: Vec<ToolInfo> = connected
+                .tools
+                .iter()
+                .map(|t| tool_info(t, t.name.to_string(), false))
+                .collect();
+            inventory.tools.insert(
+                outcome.name,
+                serde_json::to_value(infos).unwrap_or_default(),
+            );
+            closing.push(tokio::spawn(async move { connected.session.close().await }));
+        }
+    }
+    for close in closing {
+        let _ = close.await;
+    }
+    Ok(inventory)
+}
+
+fn record_status(
+    status: &mut Map<String, Value>,
+    failures: &mut Vec<String>,
+    outcome: &ServerOutcome,
+) {
+    status.insert(
+        outcome.name.clone(),
+        serde_json::to_value(outcome.status).unwrap_or_default(),
+    );
+    if let Some(reason) = &outcome.reason {
+        failures.push(format!("MCP server \"{}\" failed: {reason}", outcome.name));
+    }
+}
+
+/// A tool of a loaded source: the namespaced name plus how to reach it.
+pub struct SourceTool {
+    pub info: ToolInfo,
+    /// The name the server knows it by.
+    pub original: String,
+    pub server: usize,
+}
+
+/// The result of `loadMcp`: open sessions and their (filtered) tools.
+pub struct Source {
+    pub sessions: Vec<Arc<Session>>,
+    pub tools: Vec<SourceTool>,
+    pub status: Map<String, Value>,
+    pub failures: Vec<String>,
+    /// Allowlist names that match no tool.
+    pub warnings: Vec<String>,
+}
+
+pub async fn load_source(
+    config: &McpConfig,
+    hooks: &Hooks,
+    cancel: &CancellationToken,
+) -> Result<Source, Aborted> {
+    let outcomes = connect_all(config, hooks, cancel).await?;
+    let mut source = Source {
+        sessions: Vec::new(),
+        tools: Vec::new(),
+        status: Map::new(),
+        failures: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for outcome in outcomes {
+        record_status(&mut source.status, &mut source.failures, &outcome);
+        let Some(Connected {
+            session,
+            tools,
+            filter,
+        }) = outcome.connected
+        else {
+            continue;
+        };
+        for unknown in filter
+            .names()
+            .iter()
+            .filter(|n| !tools.iter().any(|t| t.name == n.as_str()))
+        {
+            source.warnings.push(format!(
+                "MCP server \"{}\": \"tools\" names \"{unknown}\", which the server does not have; ignored",
+                outcome.name
+            ));
+        }
+        let server = source.sessions.len();
+        let prefix = sanitize(&outcome.name);
+        for tool in tools.iter().filter(|t| filter.allows(&t.name)) {
+            let name = format!("{prefix}_{}", sanitize(&tool.name));
+            source.tools.push(SourceTool {
+                info: tool_info(tool, name, true),
+                original: tool.name.to_string(),
+                server,
+            });
+        }
+        source.sessions.push(Arc::new(session));
+    }
+    Ok(source)
+}
+
+impl Source {
+    /// Closes every session in parallel. Idempotent.
+    pub async fn close(&self) {
+        let closing: Vec<_> = self
+            .sessions
+            .iter()
+            .cloned()
+            .map(|s| tokio::spawn(async move { s.close().await }))
+            .collect();
+        for close in closing {
+            let _ = close.await;
+        }
+    }
+}

@@ -1,0 +1,13 @@
+//! toolnexus: an MCP client core. It reads an mcp.json, connects to every server in it in
+//! parallel and exposes their tools. `binding` (feature `node`) is the thin napi layer over
+//! it; everything else knows nothing of Node.
+
+pub mod config;
+pub mod elicitation;
+pub mod inventory;
+pub mod session;
+pub mod tool_result;
+pub mod transport;
+
+#[cfg(feature = "node")]
+mod binding;

@@ -1,0 +1,362 @@
+//! One MCP session with one server: `initialize`, paginated `tools/list`, `tools/call`,
+//! close. Every phase is bounded by the server's timeout, by the caller's cancellation and,
+//! for local servers, by the child's exit, so no step can hang.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
+    PaginatedRequestParams, ProtocolVersion, ServerResult, Tool, UrlElicitationCapability,
+};
+use rmcp::service::{
+    PeerRequestOptions, RequestContext, RoleClient, RunningService, ServiceError, ServiceExt,
+};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ClientHandler, Peer};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{ServerSpec, TransportSpec};
+use crate::elicitation::{self, Elicitor};
+use crate::tool_result::{self, ToolOutput};
+use crate::transport::MAX_MESSAGE_BYTES;
+use crate::transport::stdio::ChildProcess;
+
+/// A `tools/list` that pages more often than this is treated as broken.
+const MAX_PAGES: usize = 1000;
+/// How long a closing server gets after stdin closes (and again after SIGTERM).
+const CLOSE_GRACE: Duration = Duration::from_millis(250);
+
+/// What the host offers servers beyond plain calls.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// When set, the `elicitation` capability is advertised and requests go here.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+/// Why a step did not complete. `Aborted` is the caller's own cancellation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    Aborted,
+    Reason(String),
+}
+
+pub struct Session {
+    name: String,
+    timeout: Duration,
+    peer: Peer<RoleClient>,
+    service: Mutex<Option<RunningService<RoleClient, Client>>>,
+    child: Option<ChildProcess>,
+    /// Cancelled by `close`, so that calls in flight end at once.
+    closed: CancellationToken,
+}
+
+impl Session {
+    /// Starts the server and runs `initialize`, bounded by the server timeout and `cancel`.
+    pub async fn connect(
+        name: &str,
+        spec: &ServerSpec,
+        hooks: &Hooks,
+        cancel: &CancellationToken,
+    ) -> Result<Session, Failure> {
+        let handler = Client {
+            elicitor: hooks.elicitor.clone(),
+        };
+        let (child, transport) = match &spec.transport {
+            TransportSpec::Local(local) => {
+                let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
+                let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin)
+                    .with_max_line_length(MAX_MESSAGE_BYTES);
+                (child, transport)
+            }
+            TransportSpec::Remote(_) => {
+                return Err(Failure::Reason(
+                    "remote (HTTP) servers are not supported yet".into(),
+                ));
+            }
+        };
+        let initialized = bounded(Some(&child), "initialize", spec.timeout, cancel, async {
+            handler
+                .serve(transport)
+                .await
+                .map_err(|e| format!("initialize failed: {e}"))
+        })
+        .await;
+        match initialized {
+            Ok(service) => Ok(Session {
+                name: name.to_owned(),
+                timeout: spec.timeout,
+                peer: service.peer().clone(),
+                service: Mutex::new(Some(service)),
+                child: Some(child),
+                closed: CancellationToken::new(),
+            }),
+            Err(failure) => {
+                child.shutdown(Duration::ZERO).await;
+                Err(failure)
+            }
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Every tool, following `nextCursor`; each page is bounded by the server timeout.
+    pub async fn list_tools(&self, cancel: &CancellationToken) -> Result<Vec<Tool>, Failure> {
+        let mut tools = Vec::new();
+        let mut seen = HashSet::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
+            let page = self
+                .bounded("tools/list", self.timeout, cancel, async {
+                    self.peer
+                        .list_tools(Some(params))
+                        .await
+                        .map_err(|e| describe(&e, "tools/list"))
+                })
+                .await?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                None => return Ok(tools),
+                Some(next) if !seen.insert(next.clone()) => {
+                    return Err(Failure::Reason(format!(
+                        "tools/list repeated the cursor \"{next}\""
+                    )));
+                }
+                Some(next) => cursor = Some(next),
+            }
+        }
+        Err(Failure::Reason(format!(
+            "tools/list returned more than {MAX_PAGES} pages"
+        )))
+    }
+
+    /// Calls a tool. Never fails: every failure becomes an error result naming the server.
+    /// `timeout` restarts whenever the server reports progress.
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> ToolOutput {
+        match self.call(tool, arguments, timeout, cancel).await {
+            Ok(result) => result,
+            Err(Failure::Aborted) => ToolOutput::error(format!(
+                "MCP server \"{}\": tools/call \"{tool}\" was aborted",
+                self.name
+            )),
+            Err(Failure::Reason(reason)) => {
+                ToolOutput::error(format!("MCP server \"{}\" {reason}", self.name))
+            }
+        }
+    }
+
+    async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<ToolOutput, Failure> {
+        let during = format!("tools/call \"{tool}\"");
+        if self.closed.is_cancelled() {
+            return Err(Failure::Reason(format!("is closed; cannot run {during}")));
+        }
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = Some(arguments);
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| Failure::Reason(describe(&e, &during)))?;
+        let (id, peer) = (handle.id.clone(), handle.peer.clone());
+        let response = tokio::select! {
+            response = handle.await_response() => response,
+            _ = cancel.cancelled() => {
+                // The late response, if any, is dropped with the handle.
+                let params = CancelledNotificationParam::new(Some(id), Some("aborted by the client".into()));
+                let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
+                return Err(Failure::Aborted);
+            }
+            _ = self.closed.cancelled() => {
+                return Err(Failure::Reason(format!("was closed during {during}")));
+            }
+        };
+        match response {
+            Ok(ServerResult::CallToolResult(result)) => Ok(tool_result::convert(result)),
+            Ok(ServerResult::EmptyResult(_)) => Ok(ToolOutput {
+                output: String::new(),
+                is_error: false,
+            }),
+            Ok(_) => Err(Failure::Reason(format!(
+                "sent an unexpected response to {during}"
+            ))),
+            Err(error) => Err(Failure::Reason(self.explain(&error, &during).await)),
+        }
+    }
+
+    /// Ends the session and kills the server's process tree. Idempotent.
+    pub async fn close(&self) {
+        self.closed.cancel();
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(service) = service {
+            // Dropping the transport closes the child's stdin: the polite way to ask it to go.
+            let _ = service.cancel().await;
+        }
+        if let Some(child) = &self.child {
+            child.shutdown(CLOSE_GRACE).await;
+        }
+    }
+
+    /// Kills the server at once (used when the caller aborts).
+    pub async fn kill(&self) {
+        self.closed.cancel();
+        if let Some(child) = &self.child {
+            child.shutdown(Duration::ZERO).await;
+        }
+        let service = self
+            .service
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+    }
+
+    fn bounded<'a, T: 'a>(
+        &'a self,
+        phase: &'a str,
+        timeout: Duration,
+        cancel: &'a CancellationToken,
+        step: impl Future<Output = Result<T, String>> + 'a,
+    ) -> impl Future<Output = Result<T, Failure>> + 'a {
+        bounded(self.child.as_ref(), phase, timeout, cancel, step)
+    }
+
+    /// A transport failure usually means the child died: say how, when it did.
+    async fn explain(&self, error: &ServiceError, phase: &str) -> String {
+        if let ServiceError::TransportClosed | ServiceError::TransportSend(_) = error
+            && let Some(child) = &self.child
+            && let Some(status) = child.exit_within(Duration::from_millis(500)).await
+        {
+            return child.describe_exit(status, phase).await;
+        }
+        describe(error, phase)
+    }
+}
+
+/// Runs one phase, failing it when the timeout passes, the caller cancels, or the child
+/// exits (at once, not when the timeout runs out).
+async fn bounded<T>(
+    child: Option<&ChildProcess>,
+    phase: &str,
+    timeout: Duration,
+    cancel: &CancellationToken,
+    step: impl Future<Output = Result<T, String>>,
+) -> Result<T, Failure> {
+    let exited = async {
+        match child {
+            Some(child) => child.exited().await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => Err(Failure::Aborted),
+        result = tokio::time::timeout(timeout, step) => match result {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(error)) => Err(Failure::Reason(match child {
+                // A closed connection is how a dying child first shows; prefer its story.
+                Some(child) => match child.exit_within(Duration::from_millis(500)).await {
+                    Some(status) => child.describe_exit(status, phase).await,
+                    None => error,
+                },
+                None => error,
+            })),
+            Err(_) => Err(Failure::Reason(format!(
+                "did not answer {phase} within {} ms",
+                timeout.as_millis()
+            ))),
+        },
+        status = exited => {
+            let child = child.expect("only a child can exit");
+            Err(Failure::Reason(child.describe_exit(status, phase).await))
+        }
+    }
+}
+
+/// A protocol error in words, never a bare code.
+fn describe(error: &ServiceError, phase: &str) -> String {
+    match error {
+        ServiceError::McpError(ErrorData { message, .. }) => {
+            format!("answered {phase} with an error: {message}")
+        }
+        ServiceError::Timeout { timeout } => {
+            format!("did not answer {phase} within {} ms", timeout.as_millis())
+        }
+        ServiceError::TransportClosed => format!("closed the connection during {phase}"),
+        ServiceError::TransportSend(e) => format!("could not be sent {phase}: {e}"),
+        ServiceError::Cancelled { reason } => format!(
+            "cancelled {phase}: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        ),
+        other => format!("failed {phase}: {other}"),
+    }
+}
+
+/// The rmcp client handler: identifies us and bridges elicitation to the host.
+pub struct Client {
+    elicitor: Option<Arc<dyn Elicitor>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.elicitor.is_some() {
+            let mut elicitation = ElicitationCapability::new();
+            elicitation.form = Some(FormElicitationCapability::default());
+            elicitation.url = Some(UrlElicitationCapability::default());
+            capabilities.elicitation = Some(elicitation);
+        }
+        ClientConfig::new(
+            capabilities,
+            Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(elicitor) = &self.elicitor else {
+            return Err(ErrorData::method_not_found::<
+                rmcp::model::ElicitationCreateRequestMethod,
+            >());
+        };
+        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
+        let answer = elicitor.ask(elicitation::to_request(&params)).await;
+        serde_json::from_value(elicitation::to_result(answer.as_ref()))
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+}

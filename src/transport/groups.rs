@@ -1,0 +1,55 @@
+//! Process groups of the servers we spawned, so that the whole tree of a server can be
+//! signalled, and so that every live group can be killed when the host process exits.
+
+use std::collections::HashSet;
+use std::sync::{Mutex, MutexGuard};
+
+static LIVE: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
+
+fn live() -> MutexGuard<'static, Option<HashSet<u32>>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn register(pgid: u32) {
+    live().get_or_insert_with(HashSet::new).insert(pgid);
+}
+
+pub fn unregister(pgid: u32) {
+    if let Some(set) = live().as_mut() {
+        set.remove(&pgid);
+    }
+}
+
+#[derive(Clone, Copy)]
+pub enum Signal {
+    Terminate,
+    Kill,
+}
+
+/// Signals every process in the group led by `pgid`. A group that is already gone is fine.
+pub fn signal(pgid: u32, signal: Signal) {
+    #[cfg(unix)]
+    {
+        let sig = match signal {
+            Signal::Terminate => libc::SIGTERM,
+            Signal::Kill => libc::SIGKILL,
+        };
+        if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+            // SAFETY: killpg has no memory-safety preconditions.
+            unsafe { libc::killpg(pgid, sig) };
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (pgid, signal);
+}
+
+/// Kills every server process tree still alive. For the host's exit path: synchronous.
+pub fn kill_all() {
+    let groups: Vec<u32> = live()
+        .as_ref()
+        .map(|s| s.iter().copied().collect())
+        .unwrap_or_default();
+    for pgid in groups {
+        signal(pgid, Signal::Kill);
+    }
+}

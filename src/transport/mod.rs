@@ -1,0 +1,8 @@
+//! How bytes reach a server. Local servers are child processes over stdio; every
+//! process we start is tracked by its process group.
+
+pub mod groups;
+pub mod stdio;
+
+/// The largest JSON-RPC message accepted from a server.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 20;

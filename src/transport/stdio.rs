@@ -1,0 +1,203 @@
+//! Local servers: a child process per server, in its own process group, speaking
+//! newline-delimited JSON-RPC on stdin/stdout.
+//!
+//! We own the child instead of letting rmcp spawn it, so that failures can report the exit
+//! status and the last lines of stderr, and so that closing kills the whole process tree
+//! (a server's own children included), not just the leader.
+
+use std::collections::VecDeque;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
+
+use super::groups;
+use crate::config::LocalSpec;
+
+/// Lines of stderr kept for error messages, and the longest line kept.
+const STDERR_LINES: usize = 8;
+const STDERR_LINE_CHARS: usize = 500;
+
+/// A running server process. Dropping it kills its process group.
+pub struct ChildProcess {
+    pid: u32,
+    exit: watch::Receiver<Option<ExitStatus>>,
+    stderr: Arc<Mutex<StderrTail>>,
+    stderr_done: watch::Receiver<bool>,
+}
+
+pub struct ChildPipes {
+    pub stdout: ChildStdout,
+    pub stdin: ChildStdin,
+}
+
+impl ChildProcess {
+    /// Spawns `program args...` directly (never through a shell).
+    pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // Never inherit: Node marks fds 0-2 close-on-exec, so an inherited stderr
+            // reaches the child closed. A pipe that we drain also gives us its last lines.
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if let Some(dir) = &spec.cwd {
+            command.current_dir(dir);
+        }
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
+        let pid = child
+            .id()
+            .ok_or("child exited before it could be tracked")?;
+        groups::register(pid);
+        let (Some(stdout), Some(stdin), Some(stderr)) =
+            (child.stdout.take(), child.stdin.take(), child.stderr.take())
+        else {
+            unreachable!("all three pipes were requested");
+        };
+
+        let (exit_tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            // Reaps the leader; on a wait error report a signal-like unknown status.
+            if let Ok(status) = child.wait().await {
+                let _ = exit_tx.send(Some(status));
+            }
+        });
+        let tail = Arc::new(Mutex::new(StderrTail::default()));
+        let (done_tx, stderr_done) = watch::channel(false);
+        tokio::spawn(drain_stderr(stderr, tail.clone(), done_tx));
+
+        Ok((
+            ChildProcess {
+                pid,
+                exit,
+                stderr: tail,
+                stderr_done,
+            },
+            ChildPipes { stdout, stdin },
+        ))
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Resolves when the leader has exited (and been reaped).
+    pub async fn exited(&self) -> ExitStatus {
+        let mut exit = self.exit.clone();
+        let status = exit.wait_for(Option::is_some).await.ok().and_then(|s| *s);
+        match status {
+            Some(status) => status,
+            // The reaper task is gone only if the runtime is shutting down.
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The exit status if the leader exits within `grace`.
+    pub async fn exit_within(&self, grace: Duration) -> Option<ExitStatus> {
+        tokio::time::timeout(grace, self.exited()).await.ok()
+    }
+
+    /// "exited (code 1) during <phase>; stderr: <last lines>", once stderr is drained
+    /// (briefly bounded, since a grandchild may hold the pipe open).
+    pub async fn describe_exit(&self, status: ExitStatus, phase: &str) -> String {
+        let mut done = self.stderr_done.clone();
+        let _ = tokio::time::timeout(Duration::from_millis(200), done.wait_for(|d| *d)).await;
+        let mut text = format!("exited ({}) during {phase}", describe_status(status));
+        let tail = self.stderr_tail();
+        if !tail.is_empty() {
+            text.push_str("; stderr: ");
+            text.push_str(&tail);
+        }
+        text
+    }
+
+    /// The last lines the server wrote to stderr, joined by " | ".
+    pub fn stderr_tail(&self) -> String {
+        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        tail.lines.iter().cloned().collect::<Vec<_>>().join(" | ")
+    }
+
+    /// Ends the process tree: the leader gets `grace` to exit after stdin has been closed,
+    /// then SIGTERM and a little more time, then the whole group gets SIGKILL (which also
+    /// takes down grandchildren a well-behaved leader left behind).
+    pub async fn shutdown(&self, grace: Duration) {
+        if !grace.is_zero() && self.exit_within(grace).await.is_none() {
+            groups::signal(self.pid, groups::Signal::Terminate);
+            let _ = self.exit_within(grace).await;
+        }
+        groups::signal(self.pid, groups::Signal::Kill);
+        self.exited().await;
+    }
+}
+
+impl Drop for ChildProcess {
+    fn drop(&mut self) {
+        groups::signal(self.pid, groups::Signal::Kill);
+        groups::unregister(self.pid);
+    }
+}
+
+fn describe_status(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            return format!("signal {signal}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("code {code}"),
+        None => "unknown status".into(),
+    }
+}
+
+#[derive(Default)]
+struct StderrTail {
+    lines: VecDeque<String>,
+}
+
+impl StderrTail {
+    fn push(&mut self, line: &str) {
+        let line = line.trim_end();
+        // Stack frames crowd out the line that says what went wrong.
+        if line.is_empty() || line.trim_start().starts_with("at ") {
+            return;
+        }
+        if self.lines.len() == STDERR_LINES {
+            self.lines.pop_front();
+        }
+        self.lines
+            .push_back(line.chars().take(STDERR_LINE_CHARS).collect());
+    }
+}
+
+/// Keeps reading so the server never blocks on a full pipe; keeps only the last lines.
+async fn drain_stderr(
+    stderr: ChildStderr,
+    tail: Arc<Mutex<StderrTail>>,
+    done: watch::Sender<bool>,
+) {
+    let mut reader = BufReader::new(stderr);
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        match reader.read_until(b'\n', &mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                let line = String::from_utf8_lossy(&buf);
+                tail.lock().unwrap_or_else(|e| e.into_inner()).push(&line);
+            }
+        }
+    }
+    let _ = done.send(true);
+}
