@@ -1,0 +1,184 @@
+//! Process lifecycle of local servers, with plain `sh` commands standing in for servers
+//! that crash, hang or leave children behind: no MCP peer is needed for any of these.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolnexus::config::{ConfigInput, McpConfig};
+use toolnexus::inventory::{self, Aborted, Status};
+
+fn config(servers: serde_json::Value) -> McpConfig {
+    McpConfig::load(&ConfigInput::Json(servers.to_string())).expect("valid config")
+}
+
+fn pid_file(test: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("toolnexus-{test}-{}.pids", std::process::id()))
+}
+
+/// A "server" that records its pid and a grandchild's pid, then hangs without answering.
+fn hanging_tree(pids: &Path) -> serde_json::Value {
+    let script = format!(
+        "echo $$ > {0}; sleep 300 & echo $! >> {0}; wait",
+        pids.display()
+    );
+    json!(["sh", "-c", script])
+}
+
+async fn read_pids(path: &Path) -> Vec<i32> {
+    for _ in 0..100 {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            let pids: Vec<i32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+            if pids.len() == 2 {
+                return pids;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server never wrote its pids to {}", path.display());
+}
+
+/// Alive means present and not a zombie (a zombie has exited; only its parent's reaping is left).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+async fn assert_gone(pids: &[i32]) {
+    for _ in 0..100 {
+        if !pids.iter().any(|&p| alive(p)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!(
+        "still alive: {:?}",
+        pids.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_exits_at_once_fails_fast_with_its_code_and_stderr() {
+    let started = Instant::now();
+    let cfg =
+        config(json!({ "bad": { "command": ["sh", "-c", "echo 'boom: no config' >&2; exit 3"] } }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(inv.status["bad"], "failed");
+    let failure = &inv.failures[0];
+    assert!(
+        failure.starts_with("MCP server \"bad\" failed: exited (code 3) during initialize"),
+        "{failure}"
+    );
+    assert!(failure.contains("boom: no config"), "{failure}");
+}
+
+#[tokio::test]
+async fn a_missing_program_fails_that_server_only() {
+    let cfg = config(json!({
+        "missing": { "command": ["/no/such/program"] },
+        "off": { "command": ["x"], "enabled": false },
+        "broken": { "command": "not an array" },
+    }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert_eq!(
+        serde_json::Value::Object(inv.status),
+        json!({ "missing": "failed", "off": "disabled", "broken": "failed" })
+    );
+    assert!(
+        inv.failures[0].contains("cannot start \"/no/such/program\""),
+        "{:?}",
+        inv.failures
+    );
+    assert!(inv.tools.is_empty());
+}
+
+#[tokio::test]
+async fn a_silent_server_fails_after_its_own_timeout_and_its_tree_is_killed() {
+    let pids_path = pid_file("silent");
+    let cfg = config(json!({ "silent": { "command": hanging_tree(&pids_path), "timeout": 300 } }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert_eq!(inv.status["silent"], "failed");
+    assert!(
+        inv.failures[0].contains("did not answer initialize within 300 ms"),
+        "{:?}",
+        inv.failures
+    );
+    let pids = read_pids(&pids_path).await;
+    std::fs::remove_file(&pids_path).ok();
+    assert_gone(&pids).await;
+}
+
+#[tokio::test]
+async fn cancelling_a_load_aborts_promptly_and_kills_every_tree() {
+    let pids_path = pid_file("abort");
+    let cfg = config(json!({ "hang": { "command": hanging_tree(&pids_path) } }));
+    let cancel = CancellationToken::new();
+    let load = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            inventory::load_source(&cfg, &Default::default(), &cancel)
+                .await
+                .map(|_| ())
+        }
+    });
+    let pids = read_pids(&pids_path).await;
+    std::fs::remove_file(&pids_path).ok();
+    let started = Instant::now();
+    cancel.cancel();
+    let result = load.await.expect("no panic");
+    assert_eq!(result, Err(Aborted));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_gone(&pids).await;
+}
+
+#[tokio::test]
+async fn an_already_cancelled_load_spawns_nothing() {
+    let marker = pid_file("never");
+    let cfg =
+        config(json!({ "s": { "command": ["sh", "-c", format!("touch {}", marker.display())] } }));
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    assert!(inventory::list_inventory(&cfg, &cancel).await.is_err());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!marker.exists(), "the server was started");
+}
+
+#[tokio::test]
+async fn status_is_in_config_order_and_disabled_servers_are_not_started() {
+    let marker = pid_file("disabled");
+    let cfg = config(json!({
+        "z": { "command": ["sh", "-c", format!("touch {}", marker.display())], "disabled": true },
+        "a": { "command": ["sh", "-c", "exit 1"] },
+    }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert_eq!(inv.status.keys().collect::<Vec<_>>(), ["z", "a"]);
+    assert_eq!(
+        inv.status["z"],
+        serde_json::to_value(Status::Disabled).expect("serialises")
+    );
+    assert!(!marker.exists(), "a disabled server was started");
+}
