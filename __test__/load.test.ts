@@ -1,0 +1,259 @@
+// Contract § Loading: connecting, listing, naming, filtering, failing and aborting.
+import assert from "node:assert/strict"
+import fs from "node:fs"
+import path from "node:path"
+import { describe, test } from "node:test"
+import { listMcpTools, loadMcp } from "toolnexus"
+import {
+  assertCleanExit,
+  DEFAULT_TIMEOUT,
+  exitAtOnce,
+  failureLines,
+  FAST,
+  linesWith,
+  local,
+  names,
+  openSource,
+  runNode,
+  SHORT_TIMEOUT,
+  sleep,
+  tempDir,
+  timed,
+  toolsFlag,
+} from "./helpers.js"
+
+describe("order", () => {
+  // "slow" answers tools/list last, so completion order differs from config order.
+  const config = () => ({
+    slow: local("--list-delay=700", toolsFlag(["b", "a"])),
+    off: { ...local(), enabled: false },
+    broken: exitAtOnce(),
+    fast: local(toolsFlag(["d", "c"])),
+  })
+  const status = { slow: "connected", off: "disabled", broken: "failed", fast: "connected" }
+
+  test("loadMcp: status in config order; tools by server in config order, then in listed order", async (t) => {
+    const source = await openSource(t, config())
+    assert.deepEqual(Object.entries(source.status), Object.entries(status))
+    assert.deepEqual(names(source), ["slow_b", "slow_a", "fast_d", "fast_c"])
+  })
+
+  test("listMcpTools: the same order, per server", async () => {
+    const inv = await listMcpTools(config())
+    assert.deepEqual(Object.entries(inv.status), Object.entries(status))
+    assert.deepEqual(Object.keys(inv.tools), ["slow", "fast"])
+    assert.deepEqual(inv.tools.slow.map((x) => x.name), ["b", "a"])
+    assert.deepEqual(inv.tools.fast.map((x) => x.name), ["d", "c"])
+  })
+
+  test("servers connect in parallel", async (t) => {
+    const delay = 3_000
+    const { value: source, ms } = await timed(() =>
+      openSource(t, { a: local(`--list-delay=${delay}`), b: local(`--list-delay=${delay}`), c: local(`--list-delay=${delay}`) }),
+    )
+    assert.deepEqual(source.status, { a: "connected", b: "connected", c: "connected" })
+    assert.ok(ms < 2.5 * delay, `three servers each needing ${delay} ms took ${ms} ms together`)
+  })
+})
+
+describe("tool shape", () => {
+  const schemas = {
+    full: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+    noProps: { type: "object" },
+    noType: { properties: { n: { type: "number" } } },
+  }
+  const tools = [
+    { name: "full", description: "Has a full schema", inputSchema: schemas.full },
+    { name: "noProps", description: "No properties", inputSchema: schemas.noProps },
+    { name: "noType", description: "No type", inputSchema: schemas.noType },
+  ]
+  const config = () => ({ srv: local(toolsFlag(tools)) })
+
+  test("loadMcp: prefixed name, description, normalised closed schema, source mcp", async (t) => {
+    const source = await openSource(t, config())
+    const shape = source.tools.map(({ name, description, inputSchema, source: from }) => ({ name, description, inputSchema, source: from }))
+    assert.deepEqual(shape, [
+      { name: "srv_full", description: "Has a full schema", inputSchema: { ...schemas.full, additionalProperties: false }, source: "mcp" },
+      {
+        name: "srv_noProps",
+        description: "No properties",
+        inputSchema: { type: "object", properties: {}, additionalProperties: false },
+        source: "mcp",
+      },
+      {
+        name: "srv_noType",
+        description: "No type",
+        inputSchema: { type: "object", properties: { n: { type: "number" } }, additionalProperties: false },
+        source: "mcp",
+      },
+    ])
+    for (const tool of source.tools) assert.equal(typeof tool.execute, "function")
+  })
+
+  test("listMcpTools: original names, schema with type and properties but nothing added", async () => {
+    const inv = await listMcpTools(config())
+    assert.deepEqual(inv.tools.srv, [
+      { name: "full", description: "Has a full schema", inputSchema: schemas.full },
+      { name: "noProps", description: "No properties", inputSchema: { type: "object", properties: {} } },
+      { name: "noType", description: "No type", inputSchema: { type: "object", properties: { n: { type: "number" } } } },
+    ])
+  })
+
+  test("names are sanitize(server) + '_' + sanitize(tool)", async (t) => {
+    const source = await openSource(t, {
+      "my.srv": local(toolsFlag(["do it"])),
+      "a-b_c": local(toolsFlag(["x/y:z", "ok-name_1", "ünï"])),
+    })
+    assert.deepEqual(names(source), ["my_srv_do_it", "a-b_c_x_y_z", "a-b_c_ok-name_1", "a-b_c__n_"])
+    const inv = await listMcpTools({ "my.srv": local(toolsFlag(["do it"])) })
+    assert.deepEqual(Object.keys(inv.tools), ["my.srv"])
+    assert.deepEqual(inv.tools["my.srv"].map((x) => x.name), ["do it"])
+  })
+})
+
+describe("tools allowlist", () => {
+  const all = toolsFlag(["a", "b", "c", "d"])
+  const config = () => ({
+    absent: local(all),
+    empty: { ...local(all), tools: {} },
+    onlyTrue: { ...local(all), tools: { c: true, a: true } },
+    mixed: { ...local(all), tools: { a: true, b: false } },
+    onlyFalse: { ...local(all), tools: { b: false, d: false } },
+  })
+
+  test("loadMcp applies it: absent/empty = all, any true = only those, only false = all but those", async (t) => {
+    const source = await openSource(t, config())
+    const byServer = (server: string) => names(source).filter((n) => n.startsWith(`${server}_`))
+    assert.deepEqual(byServer("absent"), ["absent_a", "absent_b", "absent_c", "absent_d"])
+    assert.deepEqual(byServer("empty"), ["empty_a", "empty_b", "empty_c", "empty_d"])
+    assert.deepEqual(byServer("onlyTrue"), ["onlyTrue_a", "onlyTrue_c"], "server order, not map order")
+    assert.deepEqual(byServer("mixed"), ["mixed_a"])
+    assert.deepEqual(byServer("onlyFalse"), ["onlyFalse_a", "onlyFalse_c"])
+  })
+
+  test("listMcpTools ignores it", async () => {
+    const inv = await listMcpTools(config())
+    for (const server of Object.keys(config())) {
+      assert.deepEqual(inv.tools[server].map((x) => x.name), ["a", "b", "c", "d"], server)
+    }
+  })
+
+  test("a name matching no tool is ignored with exactly one warning", async () => {
+    const run = await runNode(`
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${JSON.stringify({
+        pick: { ...local(toolsFlag(["a", "b"])), tools: { a: true, nosuch_tool_x: true } },
+        drop: { ...local(toolsFlag(["a", "b"])), tools: { a: false, ghost_tool_y: false } },
+      })})
+      console.log(JSON.stringify(source.tools.map((t) => t.name)))
+      await source.close()
+    `)
+    assertCleanExit(run)
+    assert.deepEqual(JSON.parse(run.stdout), ["pick_a", "drop_b"])
+    assert.equal(linesWith(run.stderr, "nosuch_tool_x").length, 1, `stderr:\n${run.stderr}`)
+    assert.equal(linesWith(run.stderr, "ghost_tool_y").length, 1, `stderr:\n${run.stderr}`)
+  })
+})
+
+describe("pagination", () => {
+  const letters = ["a", "b", "c", "d", "e", "f", "g"]
+
+  test("tools/list follows nextCursor across pages", async (t) => {
+    const config = { paged: local("--page-size=3", toolsFlag(letters)) }
+    const source = await openSource(t, config)
+    assert.equal(source.status.paged, "connected")
+    assert.deepEqual(names(source), letters.map((l) => `paged_${l}`))
+    const inv = await listMcpTools(config)
+    assert.deepEqual(inv.tools.paged.map((x) => x.name), letters)
+  })
+
+  test("1000 pages are fine; a repeated cursor or endless pages fail that server only", async (t) => {
+    const source = await openSource(t, {
+      thousand: local("--pages=1000"),
+      repeat: { ...local("--repeat-cursor"), timeout: 5_000 },
+      endless: { ...local("--pages=inf"), timeout: 5_000 },
+      good: local(toolsFlag(["x"])),
+    })
+    assert.deepEqual(source.status, { thousand: "connected", repeat: "failed", endless: "failed", good: "connected" })
+    const thousand = names(source).filter((n) => n.startsWith("thousand_"))
+    assert.equal(thousand.length, 1000)
+    assert.equal(thousand[999], "thousand_t999")
+    assert.deepEqual(
+      names(source).filter((n) => !n.startsWith("thousand_")),
+      ["good_x"],
+    )
+  })
+})
+
+describe("failures", () => {
+  test("a server that never answers tools/list fails at its timeout; the others connect", async (t) => {
+    const { value: source, ms } = await timed(() =>
+      openSource(t, { mute: { ...local("--hang-list"), timeout: SHORT_TIMEOUT }, good: local(toolsFlag(["x"])) }),
+    )
+    assert.deepEqual(source.status, { mute: "failed", good: "connected" })
+    assert.deepEqual(names(source), ["good_x"])
+    assert.ok(ms < FAST, `took ${ms} ms with a ${SHORT_TIMEOUT} ms timeout`)
+  })
+
+  test("a server that never answers initialize fails at its timeout", async () => {
+    const { value: inv, ms } = await timed(() =>
+      listMcpTools({ mute: { ...local("--hang-init"), timeout: SHORT_TIMEOUT }, good: local(toolsFlag(["x"])) }),
+    )
+    assert.deepEqual(inv.status, { mute: "failed", good: "connected" })
+    assert.ok(ms < FAST, `took ${ms} ms with a ${SHORT_TIMEOUT} ms timeout`)
+  })
+
+  test("a server that exits at once, or cannot be spawned, fails well before the default timeout", async (t) => {
+    const { value: source, ms } = await timed(() =>
+      openSource(t, { bad: exitAtOnce(), nobin: { command: ["/no/such/binary-toolnexus"] }, good: local(toolsFlag(["x"])) }),
+    )
+    assert.deepEqual(source.status, { bad: "failed", nobin: "failed", good: "connected" })
+    assert.ok(ms < FAST, `took ${ms} ms; the default timeout is ${DEFAULT_TIMEOUT} ms`)
+  })
+
+  test("a failed server prints one stderr line naming it, with the exit code", async () => {
+    const run = await runNode(`
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${JSON.stringify({ bad: exitAtOnce(), good: local(toolsFlag(["x"])) })})
+      console.log(JSON.stringify(source.status))
+      await source.close()
+    `)
+    assertCleanExit(run)
+    assert.deepEqual(JSON.parse(run.stdout), { bad: "failed", good: "connected" })
+    const lines = failureLines(run.stderr, "bad")
+    assert.equal(lines.length, 1, `stderr:\n${run.stderr}`)
+    assert.match(lines[0].slice(lines[0].indexOf("failed:")), /\b3\b/, "the line should carry exit code 3")
+    assert.deepEqual(failureLines(run.stderr, "good"), [])
+  })
+})
+
+describe("opts.signal", () => {
+  for (const [label, fn] of [
+    ["loadMcp", loadMcp],
+    ["listMcpTools", listMcpTools],
+  ] as const) {
+    test(`${label}: firing mid-load rejects with signal.reason, promptly`, async () => {
+      const signal = AbortSignal.timeout(300)
+      const { value: err, ms } = await timed(() =>
+        fn({ mute: local("--hang-list"), good: local() }, { signal }).then(
+          (result) => assert.fail(`resolved: ${JSON.stringify(result.status)}`),
+          (e: unknown) => e,
+        ),
+      )
+      assert.ok(err instanceof DOMException, `rejected with ${String(err)}`)
+      assert.equal(err.name, "TimeoutError")
+      assert.equal(err, signal.reason, "rejected with a different object than signal.reason")
+      assert.ok(ms < 3_000, `rejected after ${ms} ms for a 300 ms signal`)
+    })
+
+    test(`${label}: an already aborted signal rejects with its reason and spawns nothing`, async (t) => {
+      const marker = path.join(tempDir(t), "spawned")
+      const controller = new AbortController()
+      const reason = new Error("stop before starting")
+      controller.abort(reason)
+      await assert.rejects(fn({ s: local(`--marker=${marker}`) }, { signal: controller.signal }), (err) => err === reason)
+      await sleep(500)
+      assert.equal(fs.existsSync(marker), false, "a server was spawned for an aborted call")
+    })
+  }
+})

@@ -1,0 +1,128 @@
+// buildMcpServer: exposes `Tool`s as an MCP server over an official SDK server transport.
+//
+// The SDK is imported lazily, inside connect(): importing toolnexus (the client
+// path) must never load @modelcontextprotocol/sdk, which only servers need.
+
+import { createRequire } from "node:module";
+
+/** @type {string | undefined} */
+let packageVersion;
+function toolnexusVersion() {
+  packageVersion ??= createRequire(import.meta.url)("../package.json").version;
+  return /** @type {string} */ (packageVersion);
+}
+
+/**
+ * @param {import("../index.js").Tool[]} tools
+ * @param {{ name?: string; version?: string; tools?: string[] }} [cfg]
+ * @param {(e: { name: string; source: string; ms: number; isError: boolean }) => unknown} [onCall]
+ */
+export function buildMcpServer(tools, cfg = {}, onCall) {
+  const allowed = cfg.tools ? new Set(cfg.tools) : undefined;
+  /** @type {Map<string, import("../index.js").Tool>} */
+  const byName = new Map();
+  for (const tool of tools) {
+    if (allowed && !allowed.has(tool.name)) continue;
+    // Names are how clients call tools: a duplicate would make one tool unreachable.
+    if (byName.has(tool.name)) throw new TypeError(`buildMcpServer: duplicate tool name "${tool.name}"`);
+    byName.set(tool.name, tool);
+  }
+
+  /** @type {Promise<any> | undefined} */
+  let connecting;
+  let closed = false;
+
+  async function start(/** @type {unknown} */ transport) {
+    const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode }] =
+      await importSdk();
+    const server = new Server(
+      { name: cfg.name ?? "toolnexus", version: cfg.version ?? toolnexusVersion() },
+      { capabilities: { tools: {} } },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [...byName.values()].map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.inputSchema,
+      })),
+    }));
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      const { name, arguments: args } = request.params;
+      const tool = byName.get(name);
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+      const started = performance.now();
+      const { output, isError } = await runTool(tool, args ?? {}, { signal: extra.signal });
+      report(onCall, { name, source: tool.source, ms: performance.now() - started, isError });
+      return { content: [{ type: "text", text: output }], isError };
+    });
+    await server.connect(/** @type {any} */ (transport));
+    return server;
+  }
+
+  return {
+    connect(/** @type {unknown} */ transport) {
+      // One server, one transport: the SDK's Server is bound to a single connection.
+      if (connecting) {
+        return Promise.reject(
+          new Error("buildMcpServer: connect() was already called; build another server for another transport"),
+        );
+      }
+      if (closed) return Promise.reject(new Error("buildMcpServer: the server is closed"));
+      connecting = start(transport);
+      return connecting.then(() => undefined);
+    },
+    async close() {
+      closed = true;
+      const server = await connecting?.catch(() => undefined);
+      await server?.close();
+    },
+  };
+}
+
+async function importSdk() {
+  try {
+    return await Promise.all([
+      import("@modelcontextprotocol/sdk/server/index.js"),
+      import("@modelcontextprotocol/sdk/types.js"),
+    ]);
+  } catch (err) {
+    const hint = "buildMcpServer needs the @modelcontextprotocol/sdk package installed next to toolnexus";
+    throw new Error(`${hint}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Tools from defineTool never reject, but any object shaped like a Tool can be served
+ * (an MCP tool from loadMcp, a hand-written one): a rejection becomes an error result
+ * so the client gets a tool error, not a protocol error.
+ * @param {import("../index.js").Tool} tool
+ * @param {Record<string, unknown>} args
+ * @param {import("../index.js").ToolContext} ctx
+ */
+async function runTool(tool, args, ctx) {
+  try {
+    const result = await tool.execute(args, ctx);
+    return { output: String(result?.output ?? ""), isError: Boolean(result?.isError) };
+  } catch (err) {
+    return { output: err instanceof Error ? err.message : String(err), isError: true };
+  }
+}
+
+/**
+ * The caller's observer must never break a tool call: both a synchronous throw and a
+ * rejected promise are swallowed. It is not awaited, so a slow observer cannot delay
+ * the reply.
+ * @param {((e: any) => unknown) | undefined} onCall
+ * @param {{ name: string; source: string; ms: number; isError: boolean }} event
+ */
+function report(onCall, event) {
+  if (!onCall) return;
+  try {
+    const r = onCall(event);
+    if (r && typeof (/** @type {any} */ (r).then) === "function") {
+      /** @type {PromiseLike<unknown>} */ (r).then(undefined, () => {});
+    }
+  } catch {
+    // swallowed on purpose, see above
+  }
+}
