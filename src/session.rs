@@ -16,6 +16,7 @@ use rmcp::model::{
 use rmcp::service::{
     PeerRequestOptions, RequestContext, RoleClient, RunningService, ServiceError, ServiceExt,
 };
+use rmcp::transport::IntoTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ClientHandler, Peer};
 use serde_json::{Map, Value};
@@ -24,8 +25,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{ServerSpec, TransportSpec};
 use crate::elicitation::{self, Elicitor};
 use crate::tool_result::{self, ToolOutput};
-use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::stdio::ChildProcess;
+use crate::transport::{MAX_MESSAGE_BYTES, http};
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;
@@ -67,37 +68,57 @@ impl Session {
         let handler = Client {
             elicitor: hooks.elicitor.clone(),
         };
-        let (child, transport) = match &spec.transport {
+        match &spec.transport {
             TransportSpec::Local(local) => {
                 let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
                 let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin)
                     .with_max_line_length(MAX_MESSAGE_BYTES);
-                (child, transport)
+                Self::start(name, spec, handler, Some(child), transport, cancel).await
             }
-            TransportSpec::Remote(_) => {
-                return Err(Failure::Reason(
-                    "remote (HTTP) servers are not supported yet".into(),
-                ));
+            TransportSpec::Remote(remote) => {
+                let transport = http::streamable(remote).map_err(Failure::Reason)?;
+                Self::start(name, spec, handler, None, transport, cancel).await
             }
+        }
+    }
+
+    async fn start<T, E, A>(
+        name: &str,
+        spec: &ServerSpec,
+        handler: Client,
+        child: Option<ChildProcess>,
+        transport: T,
+        cancel: &CancellationToken,
+    ) -> Result<Session, Failure>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let initialize = async {
+            let service = handler.serve(transport).await;
+            service.map_err(|e| format!("initialize failed: {e}"))
         };
-        let initialized = bounded(Some(&child), "initialize", spec.timeout, cancel, async {
-            handler
-                .serve(transport)
-                .await
-                .map_err(|e| format!("initialize failed: {e}"))
-        })
-        .await;
-        match initialized {
+        match bounded(
+            child.as_ref(),
+            "initialize",
+            spec.timeout,
+            cancel,
+            initialize,
+        )
+        .await
+        {
             Ok(service) => Ok(Session {
                 name: name.to_owned(),
                 timeout: spec.timeout,
                 peer: service.peer().clone(),
                 service: Mutex::new(Some(service)),
-                child: Some(child),
+                child,
                 closed: CancellationToken::new(),
             }),
             Err(failure) => {
-                child.shutdown(Duration::ZERO).await;
+                if let Some(child) = child {
+                    child.shutdown(Duration::ZERO).await;
+                }
                 Err(failure)
             }
         }

@@ -1,7 +1,8 @@
-//! How bytes reach a server. Local servers are child processes over stdio; every
-//! process we start is tracked by its process group.
+//! How bytes reach a server: local servers are child processes over stdio (every process
+//! we start is tracked by its process group), remote ones streamable HTTP.
 
 pub mod groups;
+pub mod http;
 pub mod stdio;
 
 /// The largest JSON-RPC message accepted from a server.
