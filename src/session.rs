@@ -4,8 +4,9 @@
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
@@ -14,7 +15,8 @@ use rmcp::model::{
     PaginatedRequestParams, ProtocolVersion, ServerResult, Tool, UrlElicitationCapability,
 };
 use rmcp::service::{
-    PeerRequestOptions, RequestContext, RoleClient, RunningService, ServiceError, ServiceExt,
+    ClientInitializeError, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+    ServiceError, ServiceExt,
 };
 use rmcp::transport::IntoTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -22,7 +24,7 @@ use rmcp::{ClientHandler, Peer};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{ServerSpec, TransportSpec};
+use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::{self, Elicitor};
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::stdio::ChildProcess;
@@ -73,55 +75,70 @@ impl Session {
                 let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
                 let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin)
                     .with_max_line_length(MAX_MESSAGE_BYTES);
-                Self::start(name, spec, handler, Some(child), transport, cancel).await
+                let start = Start {
+                    name,
+                    timeout: spec.timeout,
+                    cancel,
+                };
+                start
+                    .run(handler, Some(child), transport, |e| e.to_string())
+                    .await
             }
             TransportSpec::Remote(remote) => {
-                let transport = http::streamable(remote).map_err(Failure::Reason)?;
-                Self::start(name, spec, handler, None, transport, cancel).await
+                Self::connect_remote(name, remote, spec.timeout, handler, cancel).await
             }
         }
     }
 
-    async fn start<T, E, A>(
+    /// Streamable HTTP first; on a 4xx to the initialize POST, the legacy HTTP+SSE
+    /// transport at the same URL, within what is left of the same timeout.
+    async fn connect_remote(
         name: &str,
-        spec: &ServerSpec,
+        remote: &RemoteSpec,
+        timeout: Duration,
         handler: Client,
-        child: Option<ChildProcess>,
-        transport: T,
         cancel: &CancellationToken,
-    ) -> Result<Session, Failure>
-    where
-        T: IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
-    {
-        let initialize = async {
-            let service = handler.serve(transport).await;
-            service.map_err(|e| format!("initialize failed: {e}"))
+    ) -> Result<Session, Failure> {
+        let started = Instant::now();
+        let maybe_legacy = AtomicBool::new(false);
+        let explain = |e: &ClientInitializeError| {
+            let (reason, legacy) = http::explain_initialize_error(e);
+            maybe_legacy.store(legacy, Ordering::Relaxed);
+            reason
         };
-        match bounded(
-            child.as_ref(),
-            "initialize",
-            spec.timeout,
+        let transport = http::streamable(remote).map_err(Failure::Reason)?;
+        let start = Start {
+            name,
+            timeout,
             cancel,
-            initialize,
-        )
-        .await
-        {
-            Ok(service) => Ok(Session {
-                name: name.to_owned(),
-                timeout: spec.timeout,
-                peer: service.peer().clone(),
-                service: Mutex::new(Some(service)),
-                child,
-                closed: CancellationToken::new(),
-            }),
-            Err(failure) => {
-                if let Some(child) = child {
-                    child.shutdown(Duration::ZERO).await;
-                }
-                Err(failure)
-            }
+        };
+        let streamable = start.run(handler.clone(), None, transport, explain).await;
+        let Err(Failure::Reason(reason)) = &streamable else {
+            return streamable;
+        };
+        if !maybe_legacy.load(Ordering::Relaxed) {
+            return streamable;
         }
+        let left = timeout.saturating_sub(started.elapsed());
+        let handshake = async { http::legacy(remote).await };
+        let transport =
+            match bounded(None, "the legacy SSE handshake", left, cancel, handshake).await {
+                Ok(transport) => transport,
+                Err(Failure::Aborted) => return Err(Failure::Aborted),
+                // Not a legacy server either: the streamable failure is the one that explains.
+                Err(Failure::Reason(_)) => return Err(Failure::Reason(reason.clone())),
+            };
+        let left = timeout.saturating_sub(started.elapsed());
+        let start = Start {
+            name,
+            timeout: left,
+            cancel,
+        };
+        let mut session = start
+            .run(handler, None, transport, ToString::to_string)
+            .await?;
+        session.timeout = timeout;
+        Ok(session)
     }
 
     pub fn name(&self) -> &str {
@@ -285,6 +302,53 @@ impl Session {
     }
 }
 
+/// Starting a session: initialize over a transport, bounded like every phase.
+struct Start<'a> {
+    name: &'a str,
+    timeout: Duration,
+    cancel: &'a CancellationToken,
+}
+
+impl Start<'_> {
+    async fn run<T, E, A>(
+        self,
+        handler: Client,
+        child: Option<ChildProcess>,
+        transport: T,
+        explain: impl FnOnce(&ClientInitializeError) -> String,
+    ) -> Result<Session, Failure>
+    where
+        T: IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let initialize = async { handler.serve(transport).await.map_err(|e| explain(&e)) };
+        match bounded(
+            child.as_ref(),
+            "initialize",
+            self.timeout,
+            self.cancel,
+            initialize,
+        )
+        .await
+        {
+            Ok(service) => Ok(Session {
+                name: self.name.to_owned(),
+                timeout: self.timeout,
+                peer: service.peer().clone(),
+                service: Mutex::new(Some(service)),
+                child,
+                closed: CancellationToken::new(),
+            }),
+            Err(failure) => {
+                if let Some(child) = child {
+                    child.shutdown(Duration::ZERO).await;
+                }
+                Err(failure)
+            }
+        }
+    }
+}
+
 /// Runs one phase, failing it when the timeout passes, the caller cancels, or the child
 /// exits (at once, not when the timeout runs out).
 async fn bounded<T>(
@@ -345,6 +409,7 @@ fn describe(error: &ServiceError, phase: &str) -> String {
 }
 
 /// The rmcp client handler: identifies us and bridges elicitation to the host.
+#[derive(Clone)]
 pub struct Client {
     elicitor: Option<Arc<dyn Elicitor>>,
 }

@@ -1,23 +1,22 @@
-//! Remote servers over streamable HTTP, through rmcp's reqwest client with rustls.
+//! Remote servers: streamable HTTP through rmcp's reqwest client with rustls, and the
+//! legacy HTTP+SSE transport as a fallback.
 
-use std::collections::HashMap;
 use std::sync::Once;
 
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClientTransport, StreamableHttpClientTransportConfig,
+    StreamableHttpClientTransport, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
 use super::MAX_MESSAGE_BYTES;
+use super::legacy_sse::{self, LegacySseTransport};
 use crate::config::{RemoteSpec, expand_env};
 
-/// A transport for `spec`: headers expanded from the environment now, sent on every request.
-/// Errors name the header, never its value.
-pub fn streamable(
-    spec: &RemoteSpec,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
-    install_crypto_provider();
-    let mut headers = HashMap::new();
+/// The configured headers with `${NAME}` expanded from the environment now. Errors name the
+/// header, never its value.
+fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
+    let mut headers = HeaderMap::new();
     for (name, value) in &spec.headers {
         let header = HeaderName::try_from(name.as_str())
             .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
@@ -26,11 +25,33 @@ pub fn streamable(
         })?;
         headers.insert(header, value);
     }
+    Ok(headers)
+}
+
+/// A streamable HTTP transport for `spec`; the headers go with every request.
+pub fn streamable(
+    spec: &RemoteSpec,
+) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    install_crypto_provider();
     let config = StreamableHttpClientTransportConfig::with_uri(spec.url.as_str())
-        .custom_headers(headers)
+        .custom_headers(
+            headers(spec)?
+                .into_iter()
+                .filter_map(|(k, v)| Some((k?, v)))
+                .collect(),
+        )
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
     Ok(StreamableHttpClientTransport::from_config(config))
+}
+
+/// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
+pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, String> {
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    legacy_sse::connect(client, &spec.url, headers(spec)?).await
 }
 
 /// reqwest is built without a TLS provider of its own; rustls needs one per process.
@@ -40,4 +61,70 @@ fn install_crypto_provider() {
         // Fails only when the host process already installed one, which serves as well.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
+}
+
+/// Why a remote `initialize` failed, in words; and whether the server may be a legacy
+/// HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec describes).
+pub fn explain_initialize_error(error: &ClientInitializeError) -> (String, bool) {
+    let ClientInitializeError::TransportError { error, .. } = error else {
+        return (initialize_error_in_words(error), false);
+    };
+    let Some(http) = error
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    else {
+        return (format!("initialize failed: {}", error.error), false);
+    };
+    match http {
+        StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
+        StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
+        StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
+            Some(401) => (UNAUTHORIZED.into(), false),
+            Some(403) => (FORBIDDEN.into(), false),
+            Some(code) => (
+                format!("answered initialize with HTTP {code}"),
+                (400..500).contains(&code),
+            ),
+            None => (format!("initialize failed: {text}"), false),
+        },
+        StreamableHttpError::HttpStatus(status) => {
+            (format!("answered initialize with {status}"), false)
+        }
+        StreamableHttpError::Client(e) => {
+            (format!("could not be reached: {}", error_chain(e)), false)
+        }
+        other => (format!("initialize failed: {other}"), false),
+    }
+}
+
+const UNAUTHORIZED: &str = "is unauthorized (HTTP 401): check the credentials in its \"headers\"";
+const FORBIDDEN: &str = "is forbidden (HTTP 403): check the credentials in its \"headers\"";
+
+/// The status code in rmcp's "HTTP 404 Not Found: ..." text.
+fn http_status(text: &str) -> Option<u16> {
+    text.strip_prefix("HTTP ")?.get(..3)?.parse().ok()
+}
+
+/// An error with its causes, which say what actually went wrong ("Connection refused").
+fn error_chain(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+fn initialize_error_in_words(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::ConnectionClosed(_) => {
+            "closed the connection during initialize".into()
+        }
+        ClientInitializeError::JsonRpcError(e) => {
+            format!("answered initialize with an error: {}", e.message)
+        }
+        other => format!("initialize failed: {other}"),
+    }
 }

@@ -3,6 +3,7 @@
 
 pub mod groups;
 pub mod http;
+pub mod legacy_sse;
 pub mod stdio;
 
 /// The largest JSON-RPC message accepted from a server.
