@@ -46,8 +46,9 @@ export async function listMcpTools(input, opts) {
 
 export async function loadMcp(input, opts) {
   const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
+  const onLog = bridgeOnLog(opts?.onLog)
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor),
+    native.loadMcp(configSource(input), canceller, waitFor, onLog),
   )
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
@@ -70,6 +71,36 @@ function bridgeWaitFor(waitFor) {
   }
 }
 
+// Without an onLog, what a server says at warning or above still reaches a person.
+const LOUD = new Set(["warning", "error", "critical", "alert", "emergency"])
+
+/** `onLog` as the binding calls it; a throwing listener must not take the process down. */
+function bridgeOnLog(onLog) {
+  return ({ server, level, data }) => {
+    const value = JSON.parse(data)
+    if (onLog) {
+      try {
+        onLog(server, level, value)
+      } catch {}
+    } else if (LOUD.has(level)) {
+      const text = typeof value === "string" ? value : JSON.stringify(value)
+      process.stderr.write(`[toolnexus] MCP server "${server}" ${level}: ${text}\n`)
+    }
+  }
+}
+
+/** `onProgress` as the binding calls it: nothing is delivered once the call has settled. */
+function progressListener(onProgress) {
+  const listener = (event) => {
+    if (listener.settled) return
+    try {
+      onProgress({ progress: event.progress, total: event.total ?? undefined, message: event.message ?? undefined })
+    } catch {}
+  }
+  listener.settled = false
+  return listener
+}
+
 function mcpTool(handle, { name, description, inputSchema, server }, index) {
   const metadata = { server }
   return {
@@ -85,13 +116,22 @@ function mcpTool(handle, { name, description, inputSchema, server }, index) {
       const canceller = signal && new native.Canceller()
       const onAbort = () => canceller.cancel()
       signal?.addEventListener("abort", onAbort, { once: true })
+      const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
       try {
-        const result = await handle.callTool(index, JSON.stringify(args ?? {}), ctx?.timeout, canceller)
-        return { output: result.output, isError: result.isError, metadata }
+        const argsJson = JSON.stringify(args ?? {})
+        const { output, isError, content } = await handle.callTool(
+          index,
+          argsJson,
+          ctx?.timeout,
+          canceller,
+          onProgress,
+        )
+        return { output, isError, metadata: content ? { server, content: JSON.parse(content) } : metadata }
       } catch (error) {
         return { output: `MCP server "${server}": ${error?.message ?? error}`, isError: true, metadata }
       } finally {
         signal?.removeEventListener("abort", onAbort)
+        if (onProgress) onProgress.settled = true
       }
     },
   }

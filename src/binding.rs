@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source};
-use crate::session::Hooks;
+use crate::session::{CallOptions, Hooks, Logger, Progress};
 use crate::transport::groups;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -113,17 +113,42 @@ impl Elicitor for JsElicitor {
     }
 }
 
+/// A server's `notifications/message`; `data` is JSON text.
+#[napi(object)]
+pub struct LogEvent {
+    pub server: String,
+    pub level: String,
+    pub data: String,
+}
+
+type OnLog = ThreadsafeFunction<LogEvent, Unknown<'static>, LogEvent, Status, false, true>;
+
+struct JsLogger(OnLog);
+
+impl Logger for JsLogger {
+    fn log(&self, server: &str, level: &str, data: Value) {
+        let event = LogEvent {
+            server: server.to_owned(),
+            level: level.to_owned(),
+            data: data.to_string(),
+        };
+        self.0.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+    }
+}
+
 #[napi(js_name = "loadMcp")]
 pub fn load_mcp<'env>(
     env: &'env Env,
     source: ConfigSource,
     canceller: &Canceller,
     wait_for: Option<WaitFor>,
+    on_log: Option<OnLog>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
     let hooks = Hooks {
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
+        logger: on_log.map(|f| Arc::new(JsLogger(f)) as Arc<dyn Logger>),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)
@@ -145,7 +170,19 @@ pub struct McpSourceHandle {
 pub struct CallResult {
     pub output: String,
     pub is_error: bool,
+    /// The raw `content` array as JSON text, when it holds more than text.
+    pub content: Option<String>,
 }
+
+#[napi(object)]
+pub struct ProgressEvent {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+type OnProgress =
+    ThreadsafeFunction<ProgressEvent, Unknown<'static>, ProgressEvent, Status, false, true>;
 
 #[napi]
 impl McpSourceHandle {
@@ -183,9 +220,20 @@ impl McpSourceHandle {
         args_json: String,
         timeout_ms: Option<f64>,
         canceller: Option<&Canceller>,
+        on_progress: Option<OnProgress>,
     ) -> Result<PromiseRaw<'env, CallResult>> {
         let source = self.source.clone();
         let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
+        let on_progress = on_progress.map(|f| {
+            Box::new(move |p: Progress| {
+                let event = ProgressEvent {
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                };
+                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+            }) as Box<dyn Fn(Progress) + Send + Sync>
+        });
         env.spawn_future(async move {
             let tool = source
                 .tools
@@ -200,9 +248,12 @@ impl McpSourceHandle {
                         }
                         _ => session.timeout(),
                     };
-                    session
-                        .call_tool(&tool.original, args, timeout, &cancel)
-                        .await
+                    let options = CallOptions {
+                        timeout,
+                        cancel: &cancel,
+                        on_progress,
+                    };
+                    session.call_tool(&tool.original, args, options).await
                 }
                 Err(_) => crate::tool_result::ToolOutput::error(format!(
                     "arguments for \"{}\" must be a JSON object",
@@ -212,6 +263,7 @@ impl McpSourceHandle {
             Ok(CallResult {
                 output: output.output,
                 is_error: output.is_error,
+                content: output.content.map(|c| c.to_string()),
             })
         })
     }
@@ -253,5 +305,5 @@ pub fn elicitation_to_request(params_json: String) -> Result<String> {
 #[napi(js_name = "answerToElicitResult")]
 pub fn answer_to_elicit_result(answer_json: String) -> Result<String> {
     let answer: Option<Answer> = serde_json::from_str(&answer_json).ok();
-    to_json(&elicitation::to_result(answer.as_ref()))
+    to_json(&elicitation::to_result(answer.as_ref(), &Value::Null))
 }

@@ -73,11 +73,23 @@ pub fn to_request(params: &Value) -> Request {
     }
 }
 
-/// Maps an `Answer` to the `ElicitResult` the server receives.
-pub fn to_result(answer: Option<&Answer>) -> Value {
+/// Maps an `Answer` to the `ElicitResult` the server receives. On accept, fields the answer
+/// leaves out are filled from the `default`s of the requested schema (SEP-1034).
+pub fn to_result(answer: Option<&Answer>, params: &Value) -> Value {
     match answer {
         Some(a) if a.ok => {
-            json!({ "action": "accept", "content": a.data.clone().unwrap_or_default() })
+            let mut content = a.data.clone().unwrap_or_default();
+            let properties = params
+                .pointer("/requestedSchema/properties")
+                .and_then(Value::as_object);
+            for (name, property) in properties.into_iter().flatten() {
+                if let Some(default) = property.get("default") {
+                    content
+                        .entry(name.clone())
+                        .or_insert_with(|| default.clone());
+                }
+            }
+            json!({ "action": "accept", "content": content })
         }
         Some(a) if a.reason.as_deref() == Some("declined") => json!({ "action": "decline" }),
         _ => json!({ "action": "cancel" }),
@@ -136,24 +148,38 @@ mod tests {
 
     #[test]
     fn answers_map_to_actions() {
-        let accept = to_result(Some(&answer(true, Some(json!({ "v": 1 })), None)));
+        let none = json!({});
+        let accept = to_result(Some(&answer(true, Some(json!({ "v": 1 })), None)), &none);
         assert_eq!(accept, json!({ "action": "accept", "content": { "v": 1 } }));
+        let empty = to_result(Some(&answer(true, None, None)), &none);
+        assert_eq!(empty, json!({ "action": "accept", "content": {} }));
+        let declined = to_result(Some(&answer(false, None, Some("declined"))), &none);
+        assert_eq!(declined, json!({ "action": "decline" }));
+        let expired = to_result(Some(&answer(false, None, Some("expired"))), &none);
+        assert_eq!(expired, json!({ "action": "cancel" }));
         assert_eq!(
-            to_result(Some(&answer(true, None, None))),
-            json!({ "action": "accept", "content": {} })
-        );
-        assert_eq!(
-            to_result(Some(&answer(false, None, Some("declined")))),
-            json!({ "action": "decline" })
-        );
-        assert_eq!(
-            to_result(Some(&answer(false, None, Some("expired")))),
+            to_result(Some(&answer(false, None, None)), &none),
             json!({ "action": "cancel" })
         );
-        assert_eq!(
-            to_result(Some(&answer(false, None, None))),
-            json!({ "action": "cancel" })
+        assert_eq!(to_result(None, &none), json!({ "action": "cancel" }));
+    }
+
+    #[test]
+    fn accept_fills_schema_defaults_the_answer_leaves_out() {
+        let params = json!({ "requestedSchema": { "type": "object", "properties": {
+            "name": { "type": "string", "default": "anon" },
+            "size": { "type": "number", "default": 3 },
+            "note": { "type": "string" }
+        } } });
+        let result = to_result(
+            Some(&answer(true, Some(json!({ "name": "Ada" })), None)),
+            &params,
         );
-        assert_eq!(to_result(None), json!({ "action": "cancel" }));
+        assert_eq!(
+            result,
+            json!({ "action": "accept", "content": { "name": "Ada", "size": 3 } })
+        );
+        let declined = to_result(Some(&answer(false, None, Some("declined"))), &params);
+        assert_eq!(declined, json!({ "action": "decline" }));
     }
 }

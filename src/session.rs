@@ -2,30 +2,31 @@
 //! close. Every phase is bounded by the server's timeout, by the caller's cancellation and,
 //! for local servers, by the child's exit, so no step can hang.
 
+mod handler;
+
 use std::collections::HashSet;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use rmcp::Peer;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
-    ElicitationCapability, ErrorData, FormElicitationCapability, Implementation,
-    PaginatedRequestParams, ProtocolVersion, ServerResult, Tool, UrlElicitationCapability,
+    ClientRequest, ErrorData, PaginatedRequestParams, RequestId, ServerResult, Tool,
 };
 use rmcp::service::{
-    ClientInitializeError, PeerRequestOptions, RequestContext, RoleClient, RunningService,
-    ServiceError, ServiceExt,
+    ClientInitializeError, PeerRequestOptions, RoleClient, RunningService, ServiceError, ServiceExt,
 };
 use rmcp::transport::IntoTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{ClientHandler, Peer};
 use serde_json::{Map, Value};
+use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
+use self::handler::{Client, Shared};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
-use crate::elicitation::{self, Elicitor};
+use crate::elicitation::Elicitor;
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::stdio::ChildProcess;
 use crate::transport::{MAX_MESSAGE_BYTES, http};
@@ -40,6 +41,28 @@ const CLOSE_GRACE: Duration = Duration::from_millis(250);
 pub struct Hooks {
     /// When set, the `elicitation` capability is advertised and requests go here.
     pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Receives the servers' `notifications/message`.
+    pub logger: Option<Arc<dyn Logger>>,
+}
+
+pub trait Logger: Send + Sync {
+    fn log(&self, server: &str, level: &str, data: Value);
+}
+
+/// One `notifications/progress` for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
+
+/// How one `tools/call` is run.
+pub struct CallOptions<'a> {
+    /// Restarted by progress, paused while a person answers an elicitation.
+    pub timeout: Duration,
+    pub cancel: &'a CancellationToken,
+    pub on_progress: Option<Box<dyn Fn(Progress) + Send + Sync>>,
 }
 
 /// Why a step did not complete. `Aborted` is the caller's own cancellation.
@@ -54,6 +77,7 @@ pub struct Session {
     timeout: Duration,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
+    shared: Arc<Shared>,
     child: Option<ChildProcess>,
     /// Cancelled by `close`, so that calls in flight end at once.
     closed: CancellationToken,
@@ -67,9 +91,7 @@ impl Session {
         hooks: &Hooks,
         cancel: &CancellationToken,
     ) -> Result<Session, Failure> {
-        let handler = Client {
-            elicitor: hooks.elicitor.clone(),
-        };
+        let handler = Client(Shared::new(name, hooks));
         match &spec.transport {
             TransportSpec::Local(local) => {
                 let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
@@ -181,15 +203,13 @@ impl Session {
     }
 
     /// Calls a tool. Never fails: every failure becomes an error result naming the server.
-    /// `timeout` restarts whenever the server reports progress.
     pub async fn call_tool(
         &self,
         tool: &str,
         arguments: Map<String, Value>,
-        timeout: Duration,
-        cancel: &CancellationToken,
+        options: CallOptions<'_>,
     ) -> ToolOutput {
-        match self.call(tool, arguments, timeout, cancel).await {
+        match self.call(tool, arguments, options).await {
             Ok(result) => result,
             Err(Failure::Aborted) => ToolOutput::error(format!(
                 "MCP server \"{}\": tools/call \"{tool}\" was aborted",
@@ -205,8 +225,7 @@ impl Session {
         &self,
         tool: &str,
         arguments: Map<String, Value>,
-        timeout: Duration,
-        cancel: &CancellationToken,
+        options: CallOptions<'_>,
     ) -> Result<ToolOutput, Failure> {
         let during = format!("tools/call \"{tool}\"");
         if self.closed.is_cancelled() {
@@ -215,36 +234,60 @@ impl Session {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = Some(arguments);
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout).reset_timeout_on_progress();
+        // No rmcp timeout: the clock below also pauses while a person answers an elicitation.
         let handle = self
             .peer
-            .send_request_with_option(request, options)
+            .send_request_with_option(request, PeerRequestOptions::no_options())
             .await
             .map_err(|e| Failure::Reason(describe(&e, &during)))?;
-        let (id, peer) = (handle.id.clone(), handle.peer.clone());
-        let response = tokio::select! {
-            response = handle.await_response() => response,
-            _ = cancel.cancelled() => {
-                // The late response, if any, is dropped with the handle.
-                let params = CancelledNotificationParam::new(Some(id), Some("aborted by the client".into()));
-                let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
-                return Err(Failure::Aborted);
-            }
-            _ = self.closed.cancelled() => {
-                return Err(Failure::Reason(format!("was closed during {during}")));
+        let id = handle.id.clone();
+        let (_route, mut progress) = self.shared.track_progress(handle.progress_token.clone());
+        let mut eliciting = self.shared.eliciting.subscribe();
+        let mut clock = Clock::new(options.timeout, *eliciting.borrow_and_update() > 0);
+        let response = handle.await_response();
+        tokio::pin!(response);
+        let response = loop {
+            tokio::select! {
+                biased;
+                _ = options.cancel.cancelled() => {
+                    self.send_cancelled(id, "aborted by the client").await;
+                    return Err(Failure::Aborted);
+                }
+                _ = self.closed.cancelled() => {
+                    return Err(Failure::Reason(format!("was closed during {during}")));
+                }
+                response = &mut response => break response,
+                Some(update) = progress.recv() => {
+                    clock.restart();
+                    if let Some(on_progress) = &options.on_progress {
+                        on_progress(update);
+                    }
+                }
+                Ok(()) = eliciting.changed() => clock.set_paused(*eliciting.borrow_and_update() > 0),
+                _ = clock.expiry() => {
+                    self.send_cancelled(id, "request timeout").await;
+                    let ms = options.timeout.as_millis();
+                    return Err(Failure::Reason(format!("did not answer {during} within {ms} ms")));
+                }
             }
         };
         match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(tool_result::convert(result)),
-            Ok(ServerResult::EmptyResult(_)) => Ok(ToolOutput {
-                output: String::new(),
-                is_error: false,
-            }),
+            Ok(ServerResult::EmptyResult(_)) => Ok(ToolOutput::text(String::new())),
             Ok(_) => Err(Failure::Reason(format!(
                 "sent an unexpected response to {during}"
             ))),
             Err(error) => Err(Failure::Reason(self.explain(&error, &during).await)),
         }
+    }
+
+    /// Tells the server to stop working on a request whose answer nobody will read.
+    async fn send_cancelled(&self, id: RequestId, reason: &str) {
+        let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+        let _ = self
+            .peer
+            .send_notification(CancelledNotification::new(params).into())
+            .await;
     }
 
     /// Ends the session and kills the server's process tree. Idempotent.
@@ -335,6 +378,7 @@ impl Start<'_> {
                 name: self.name.to_owned(),
                 timeout: self.timeout,
                 peer: service.peer().clone(),
+                shared: service.service().0.clone(),
                 service: Mutex::new(Some(service)),
                 child,
                 closed: CancellationToken::new(),
@@ -408,41 +452,48 @@ fn describe(error: &ServiceError, phase: &str) -> String {
     }
 }
 
-/// The rmcp client handler: identifies us and bridges elicitation to the host.
-#[derive(Clone)]
-pub struct Client {
-    elicitor: Option<Arc<dyn Elicitor>>,
+/// A call's timeout: restarted by progress, paused while a person is being asked.
+struct Clock {
+    timeout: Duration,
+    deadline: tokio::time::Instant,
+    /// Time left when paused.
+    paused: Option<Duration>,
 }
 
-impl ClientHandler for Client {
-    fn get_info(&self) -> ClientConfig {
-        let mut capabilities = ClientCapabilities::default();
-        if self.elicitor.is_some() {
-            let mut elicitation = ElicitationCapability::new();
-            elicitation.form = Some(FormElicitationCapability::default());
-            elicitation.url = Some(UrlElicitationCapability::default());
-            capabilities.elicitation = Some(elicitation);
-        }
-        ClientConfig::new(
-            capabilities,
-            Implementation::new("toolnexus", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+impl Clock {
+    fn new(timeout: Duration, paused: bool) -> Clock {
+        let mut clock = Clock {
+            timeout,
+            deadline: tokio::time::Instant::now() + timeout,
+            paused: None,
+        };
+        clock.set_paused(paused);
+        clock
     }
 
-    async fn create_elicitation(
-        &self,
-        request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
-    ) -> Result<ElicitResult, ErrorData> {
-        let Some(elicitor) = &self.elicitor else {
-            return Err(ErrorData::method_not_found::<
-                rmcp::model::ElicitationCreateRequestMethod,
-            >());
-        };
-        let params = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let answer = elicitor.ask(elicitation::to_request(&params)).await;
-        serde_json::from_value(elicitation::to_result(answer.as_ref()))
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    fn restart(&mut self) {
+        match &mut self.paused {
+            Some(left) => *left = self.timeout,
+            None => self.deadline = tokio::time::Instant::now() + self.timeout,
+        }
+    }
+
+    fn set_paused(&mut self, pause: bool) {
+        let now = tokio::time::Instant::now();
+        match (pause, self.paused) {
+            (true, None) => self.paused = Some(self.deadline.saturating_duration_since(now)),
+            (false, Some(left)) => {
+                self.deadline = now + left;
+                self.paused = None;
+            }
+            _ => {}
+        }
+    }
+
+    async fn expiry(&self) {
+        match self.paused {
+            Some(_) => std::future::pending().await,
+            None => sleep_until(self.deadline).await,
+        }
     }
 }

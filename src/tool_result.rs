@@ -1,18 +1,32 @@
-//! A `tools/call` result as the host sees it: one `output` string and an error flag.
+//! A `tools/call` result as the host sees it: one `output` string and an error flag, plus
+//! the raw content when it holds more than text.
 
 use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub output: String,
     pub is_error: bool,
+    /// The whole `content` array as the server sent it, when it holds anything but text
+    /// (an image a caller may want to forward to a model, say).
+    pub content: Option<Value>,
 }
 
 impl ToolOutput {
+    pub fn text(output: String) -> ToolOutput {
+        ToolOutput {
+            output,
+            is_error: false,
+            content: None,
+        }
+    }
+
     pub fn error(reason: impl Into<String>) -> ToolOutput {
         ToolOutput {
             output: reason.into(),
             is_error: true,
+            content: None,
         }
     }
 }
@@ -27,13 +41,20 @@ pub fn convert(result: CallToolResult) -> ToolOutput {
             .filter_map(ContentBlock::as_text)
             .map(|t| t.text.as_str())
     };
+    let rich = result.content.iter().any(|block| block.as_text().is_none());
+    let content = rich.then(|| serde_json::to_value(&result.content).unwrap_or_default());
     if result.is_error == Some(true) {
         let output = texts().collect::<Vec<_>>().join("\n\n");
-        return ToolOutput::error(if output.is_empty() {
+        let output = if output.is_empty() {
             "MCP tool returned an error".to_owned()
         } else {
             output
-        });
+        };
+        return ToolOutput {
+            output,
+            is_error: true,
+            content,
+        };
     }
     let output = match &result.structured_content {
         Some(structured) => structured.to_string(),
@@ -42,13 +63,14 @@ pub fn convert(result: CallToolResult) -> ToolOutput {
     ToolOutput {
         output,
         is_error: false,
+        content,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
     fn result(wire: Value) -> CallToolResult {
         serde_json::from_value(wire).expect("a valid CallToolResult")
@@ -61,20 +83,24 @@ mod tests {
     #[test]
     fn text_parts_join_with_newline() {
         let out = convert(result(json!({ "content": [text("a"), text("b")] })));
-        assert_eq!(
-            out,
-            ToolOutput {
-                output: "a\nb".into(),
-                is_error: false
-            }
-        );
+        assert_eq!(out, ToolOutput::text("a\nb".into()));
     }
 
     #[test]
-    fn non_text_parts_are_skipped() {
+    fn non_text_parts_are_kept_as_sent_but_not_in_output() {
         let image = json!({ "type": "image", "data": "AAAA", "mimeType": "image/png" });
-        let out = convert(result(json!({ "content": [text("a"), image, text("b")] })));
+        let content = json!([text("a"), image, text("b")]);
+        let out = convert(result(json!({ "content": content })));
         assert_eq!(out.output, "a\nb");
+        assert_eq!(out.content, Some(content));
+    }
+
+    #[test]
+    fn text_only_results_carry_no_content() {
+        assert_eq!(
+            convert(result(json!({ "content": [text("a")] }))).content,
+            None
+        );
     }
 
     #[test]
@@ -82,13 +108,7 @@ mod tests {
         let out = convert(result(
             json!({ "content": [text("bad"), text("worse")], "isError": true }),
         ));
-        assert_eq!(
-            out,
-            ToolOutput {
-                output: "bad\n\nworse".into(),
-                is_error: true
-            }
-        );
+        assert_eq!(out, ToolOutput::error("bad\n\nworse"));
     }
 
     #[test]
@@ -99,23 +119,16 @@ mod tests {
 
     #[test]
     fn structured_content_wins_over_text() {
-        let out = convert(result(
-            json!({ "content": [text("x")], "structuredContent": { "n": 1, "s": "t" } }),
-        ));
+        let wire = json!({ "content": [text("x")], "structuredContent": { "n": 1, "s": "t" } });
         assert_eq!(
-            out,
-            ToolOutput {
-                output: r#"{"n":1,"s":"t"}"#.into(),
-                is_error: false
-            }
+            convert(result(wire)),
+            ToolOutput::text(r#"{"n":1,"s":"t"}"#.into())
         );
     }
 
     #[test]
     fn error_ignores_structured_content() {
-        let out = convert(result(
-            json!({ "content": [text("e")], "structuredContent": {}, "isError": true }),
-        ));
-        assert_eq!(out, ToolOutput::error("e"));
+        let wire = json!({ "content": [text("e")], "structuredContent": {}, "isError": true });
+        assert_eq!(convert(result(wire)), ToolOutput::error("e"));
     }
 }
