@@ -152,3 +152,23 @@ describe("a Node process that never calls close()", { timeout: 90_000 }, () => {
     })
   }
 })
+
+describe("a Node process killed by a signal", { timeout: 60_000 }, () => {
+  // No exit hook runs on SIGKILL; the kernel's parent-death signal must end the servers.
+  test("takes even a server that ignores stdin EOF and SIGTERM down with it", async (t) => {
+    const tr = trees(t)
+    const config = { stubborn: tr.entry("stubborn", "--stubborn") }
+    const run = await runNode(
+      `
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${JSON.stringify(config)})
+      console.log(JSON.stringify(source.status))
+      process.kill(process.pid, "SIGKILL")
+    `,
+      { timeout: 20_000 },
+    )
+    assert.deepEqual(JSON.parse(run.stdout), { stubborn: "connected" })
+    const { stubborn } = await tr.pids("stubborn")
+    await assertGone(stubborn.slice(0, 1), 3_000, "the stubborn server")
+  })
+})

@@ -52,6 +52,17 @@ impl ChildProcess {
         }
         #[cfg(unix)]
         command.process_group(0);
+        // If the host dies without running its exit hook (killed by a signal), the kernel
+        // still takes the server down with it.
+        #[cfg(target_os = "linux")]
+        // SAFETY: the closure runs between fork and exec and only calls prctl, which is
+        // async-signal-safe.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         let mut child = command
             .spawn()
             .map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
