@@ -13,10 +13,13 @@ use napi_derive::napi;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
+mod store;
+
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source};
 use crate::session::{CallOptions, Hooks, Logger, Progress};
+use crate::tool_result::ToolOutput;
 use crate::transport::groups;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -35,11 +38,11 @@ impl From<ConfigSource> for ConfigInput {
     }
 }
 
-fn load_config(source: ConfigSource) -> Result<McpConfig> {
+pub(crate) fn load_config(source: ConfigSource) -> Result<McpConfig> {
     McpConfig::load(&source.into()).map_err(|e| Error::new(Status::InvalidArg, e.0))
 }
 
-fn to_json(value: &impl serde::Serialize) -> Result<String> {
+pub(crate) fn to_json(value: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(value).map_err(|e| Error::from_reason(e.to_string()))
 }
 
@@ -50,7 +53,7 @@ fn aborted() -> Error {
 /// A cancellation token the JS layer fires from an `AbortSignal`'s `abort` event.
 #[napi]
 pub struct Canceller {
-    token: CancellationToken,
+    pub(crate) token: CancellationToken,
 }
 
 #[napi]
@@ -174,6 +177,72 @@ pub struct CallResult {
     pub content: Option<String>,
 }
 
+impl From<ToolOutput> for CallResult {
+    fn from(output: ToolOutput) -> Self {
+        CallResult {
+            output: output.output,
+            is_error: output.is_error,
+            content: output.content.map(|c| c.to_string()),
+        }
+    }
+}
+
+/// A tool call as the JS layer hands it over.
+pub(crate) struct CallRequest {
+    args_json: String,
+    timeout: Option<Duration>,
+    cancel: CancellationToken,
+    on_progress: Option<Box<dyn Fn(Progress) + Send + Sync>>,
+}
+
+impl CallRequest {
+    pub(crate) fn new(
+        args_json: String,
+        timeout_ms: Option<f64>,
+        canceller: Option<&Canceller>,
+        on_progress: Option<OnProgress>,
+    ) -> Self {
+        let timeout = timeout_ms
+            .filter(|ms| *ms > 0.0 && ms.is_finite())
+            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+        let on_progress = on_progress.map(|f| {
+            Box::new(move |p: Progress| {
+                let event = ProgressEvent {
+                    progress: p.progress,
+                    total: p.total,
+                    message: p.message,
+                };
+                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+            }) as Box<dyn Fn(Progress) + Send + Sync>
+        });
+        let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
+        CallRequest {
+            args_json,
+            timeout,
+            cancel,
+            on_progress,
+        }
+    }
+
+    /// The arguments, or the error result to answer when they are not a JSON object.
+    pub(crate) fn arguments(
+        &self,
+        tool: &str,
+    ) -> std::result::Result<Map<String, Value>, ToolOutput> {
+        serde_json::from_str(&self.args_json).map_err(|_| {
+            ToolOutput::error(format!("arguments for \"{tool}\" must be a JSON object"))
+        })
+    }
+
+    pub(crate) fn options(&self, default_timeout: Duration) -> CallOptions<'_> {
+        CallOptions {
+            timeout: self.timeout.unwrap_or(default_timeout),
+            cancel: &self.cancel,
+            on_progress: self.on_progress.as_deref(),
+        }
+    }
+}
+
 #[napi(object)]
 pub struct ProgressEvent {
     pub progress: f64,
@@ -181,7 +250,7 @@ pub struct ProgressEvent {
     pub message: Option<String>,
 }
 
-type OnProgress =
+pub(crate) type OnProgress =
     ThreadsafeFunction<ProgressEvent, Unknown<'static>, ProgressEvent, Status, false, true>;
 
 #[napi]
@@ -223,48 +292,21 @@ impl McpSourceHandle {
         on_progress: Option<OnProgress>,
     ) -> Result<PromiseRaw<'env, CallResult>> {
         let source = self.source.clone();
-        let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
-        let on_progress = on_progress.map(|f| {
-            Box::new(move |p: Progress| {
-                let event = ProgressEvent {
-                    progress: p.progress,
-                    total: p.total,
-                    message: p.message,
-                };
-                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
-            }) as Box<dyn Fn(Progress) + Send + Sync>
-        });
+        let request = CallRequest::new(args_json, timeout_ms, canceller, on_progress);
         env.spawn_future(async move {
             let tool = source
                 .tools
                 .get(index as usize)
                 .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
             let session = &source.sessions[tool.server];
-            let output = match serde_json::from_str::<Map<String, Value>>(&args_json) {
+            let output = match request.arguments(&tool.info.name) {
                 Ok(args) => {
-                    let timeout = match timeout_ms {
-                        Some(ms) if ms > 0.0 && ms.is_finite() => {
-                            Duration::from_secs_f64(ms / 1000.0)
-                        }
-                        _ => session.timeout(),
-                    };
-                    let options = CallOptions {
-                        timeout,
-                        cancel: &cancel,
-                        on_progress,
-                    };
+                    let options = request.options(session.timeout());
                     session.call_tool(&tool.original, args, options).await
                 }
-                Err(_) => crate::tool_result::ToolOutput::error(format!(
-                    "arguments for \"{}\" must be a JSON object",
-                    tool.info.name
-                )),
+                Err(error) => error,
             };
-            Ok(CallResult {
-                output: output.output,
-                is_error: output.is_error,
-                content: output.content.map(|c| c.to_string()),
-            })
+            Ok(output.into())
         })
     }
 

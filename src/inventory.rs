@@ -99,7 +99,7 @@ pub async fn connect_all(
     Ok(outcomes)
 }
 
-async fn connect_and_list(
+pub(crate) async fn connect_and_list(
     name: &str,
     spec: &crate::config::ServerSpec,
     hooks: &Hooks,
@@ -137,7 +137,7 @@ pub struct ToolInfo {
     pub input_schema: Map<String, Value>,
 }
 
-fn tool_info(tool: &Tool, name: String, closed: bool) -> ToolInfo {
+pub(crate) fn tool_info(tool: &Tool, name: String, closed: bool) -> ToolInfo {
     let mut schema = (*tool.input_schema).clone();
     schema.insert("type".into(), Value::String("object".into()));
     schema

@@ -3,6 +3,7 @@
 //! for local servers, by the child's exit, so no step can hang.
 
 mod handler;
+mod observer;
 
 use std::collections::HashSet;
 use std::future::Future;
@@ -18,13 +19,14 @@ use rmcp::model::{
 use rmcp::service::{
     ClientInitializeError, PeerRequestOptions, RoleClient, RunningService, ServiceError, ServiceExt,
 };
-use rmcp::transport::IntoTransport;
+use rmcp::transport::Transport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use serde_json::{Map, Value};
 use tokio::time::sleep_until;
 use tokio_util::sync::CancellationToken;
 
 use self::handler::{Client, Shared};
+use self::observer::Observed;
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::tool_result::{self, ToolOutput};
@@ -62,7 +64,7 @@ pub struct CallOptions<'a> {
     /// Restarted by progress, paused while a person answers an elicitation.
     pub timeout: Duration,
     pub cancel: &'a CancellationToken,
-    pub on_progress: Option<Box<dyn Fn(Progress) + Send + Sync>>,
+    pub on_progress: Option<&'a (dyn Fn(Progress) + Send + Sync)>,
 }
 
 /// Why a step did not complete. `Aborted` is the caller's own cancellation.
@@ -271,6 +273,12 @@ impl Session {
                 }
             }
         };
+        // Progress sent before the answer was routed before it arrived: deliver it first.
+        if let Some(on_progress) = &options.on_progress {
+            while let Ok(update) = progress.try_recv() {
+                on_progress(update);
+            }
+        }
         match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(tool_result::convert(result)),
             Ok(ServerResult::EmptyResult(_)) => Ok(ToolOutput::text(String::new())),
@@ -279,6 +287,36 @@ impl Session {
             ))),
             Err(error) => Err(Failure::Reason(self.explain(&error, &during).await)),
         }
+    }
+
+    /// Resolves when the server is gone, with why: the child exited, or the connection
+    /// ended (rmcp gives no future for that, so it is polled).
+    pub async fn ended(&self) -> String {
+        let exited = async {
+            match &self.child {
+                Some(child) => {
+                    child
+                        .describe_exit(child.exited().await, "the session")
+                        .await
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let disconnected = async {
+            while !self.peer.is_transport_closed() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+            "closed the connection".to_owned()
+        };
+        tokio::select! {
+            reason = exited => reason,
+            reason = disconnected => reason,
+        }
+    }
+
+    /// Changes whenever the server says its tool list changed.
+    pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.shared.tools_changed.subscribe()
     }
 
     /// Tells the server to stop working on a request whose answer nobody will read.
@@ -353,7 +391,7 @@ struct Start<'a> {
 }
 
 impl Start<'_> {
-    async fn run<T, E, A>(
+    async fn run<T>(
         self,
         handler: Client,
         child: Option<ChildProcess>,
@@ -361,9 +399,9 @@ impl Start<'_> {
         explain: impl FnOnce(&ClientInitializeError) -> String,
     ) -> Result<Session, Failure>
     where
-        T: IntoTransport<RoleClient, E, A>,
-        E: std::error::Error + Send + Sync + 'static,
+        T: Transport<RoleClient> + 'static,
     {
+        let transport = Observed::new(transport, handler.0.clone());
         let initialize = async { handler.serve(transport).await.map_err(|e| explain(&e)) };
         match bounded(
             child.as_ref(),

@@ -1,8 +1,4 @@
 //! The rmcp client handler: what a server can ask of us or tell us during a session.
-#![expect(
-    deprecated,
-    reason = "logging is deprecated by SEP-2577, but servers still send it"
-)]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -11,8 +7,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
     ElicitationCreateRequestMethod, ErrorData, FormElicitationCapability, Implementation,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    UrlElicitationCapability,
+    ProgressToken, ProtocolVersion, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -29,6 +24,8 @@ pub struct Shared {
     pub progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
     /// How many elicitations are waiting for a person; call clocks pause while it is not 0.
     pub eliciting: watch::Sender<usize>,
+    /// Bumped by each `notifications/tools/list_changed`.
+    pub tools_changed: watch::Sender<u64>,
 }
 
 impl Shared {
@@ -38,6 +35,7 @@ impl Shared {
             hooks: hooks.clone(),
             progress: Mutex::new(HashMap::new()),
             eliciting: watch::Sender::new(0),
+            tools_changed: watch::Sender::new(0),
         })
     }
 
@@ -57,7 +55,7 @@ impl Shared {
         )
     }
 
-    fn routes(
+    pub fn routes(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>> {
         self.progress.lock().unwrap_or_else(|e| e.into_inner())
@@ -126,29 +124,7 @@ impl ClientHandler for Client {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
-    async fn on_progress(
-        &self,
-        params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(route) = self.0.routes().get(&params.progress_token) {
-            let _ = route.send(Progress {
-                progress: params.progress,
-                total: params.total,
-                message: params.message,
-            });
-        }
-    }
-
-    async fn on_logging_message(
-        &self,
-        params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
-    ) {
-        if let Some(logger) = &self.0.hooks.logger {
-            let level = serde_json::to_value(params.level).ok();
-            let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
-            logger.log(&self.0.server, level, params.data);
-        }
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.0.tools_changed.send_modify(|n| *n += 1);
     }
 }

@@ -1,0 +1,193 @@
+//! The store as a JS class: `new NativeStore(config, options)` starts it in the background.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde_json::{Map, Value};
+
+use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_config, to_json};
+use crate::config::McpConfig;
+use crate::session::Hooks;
+use crate::store::{Store, StoreOptions};
+
+/// Store options in milliseconds; every field is optional.
+#[napi(object)]
+pub struct NativeStoreOptions {
+    pub wait_local_ms: Option<f64>,
+    pub wait_remote_ms: Option<f64>,
+    pub max_restarts: Option<u32>,
+    pub backoff_ms: Option<f64>,
+    pub backoff_max_ms: Option<f64>,
+}
+
+impl From<NativeStoreOptions> for StoreOptions {
+    fn from(js: NativeStoreOptions) -> Self {
+        let ms = |value: Option<f64>, default: Duration| {
+            value
+                .filter(|v| *v >= 0.0 && v.is_finite())
+                .map_or(default, |v| Duration::from_secs_f64(v / 1000.0))
+        };
+        let defaults = StoreOptions::default();
+        StoreOptions {
+            wait_local: ms(js.wait_local_ms, defaults.wait_local),
+            wait_remote: ms(js.wait_remote_ms, defaults.wait_remote),
+            max_restarts: js.max_restarts.unwrap_or(defaults.max_restarts),
+            backoff: ms(js.backoff_ms, defaults.backoff),
+            backoff_max: ms(js.backoff_max_ms, defaults.backoff_max),
+        }
+    }
+}
+
+type OnChange = ThreadsafeFunction<f64, Unknown<'static>, f64, Status, false, true>;
+
+#[napi]
+pub struct NativeStore {
+    store: Arc<Store>,
+}
+
+#[napi]
+impl NativeStore {
+    #[napi(constructor)]
+    pub fn new(source: Option<ConfigSource>, options: Option<NativeStoreOptions>) -> Result<Self> {
+        let config = match source {
+            Some(source) => load_config(source)?,
+            None => McpConfig {
+                servers: Vec::new(),
+            },
+        };
+        let options = options.map(StoreOptions::from).unwrap_or_default();
+        // Supervisors are tokio tasks; the constructor runs on the Node thread.
+        let store = within_runtime_if_available(|| Store::new(config, Hooks::default(), options));
+        Ok(NativeStore {
+            store: Arc::new(store),
+        })
+    }
+
+    /// Changes with every change to any server's state or tools.
+    #[napi]
+    pub fn version(&self) -> f64 {
+        self.store.version() as f64
+    }
+
+    /// The view's tools as JSON: `[{ name, description, inputSchema, serviceName, clientId, tool }]`.
+    #[napi]
+    pub fn list_tools(&self, agent: Option<String>) -> Result<String> {
+        to_json(&self.store.list_tools(agent.as_deref()))
+    }
+
+    /// `{ [serviceName]: { state, lastError?, toolCount, connectedAt?, restarts, clientId } }`.
+    #[napi]
+    pub fn status(&self, agent: Option<String>) -> Result<String> {
+        let status: Map<String, Value> = self
+            .store
+            .status(agent.as_deref())
+            .into_iter()
+            .map(|(name, status)| (name, serde_json::to_value(status).unwrap_or_default()))
+            .collect();
+        to_json(&status)
+    }
+
+    #[napi]
+    pub fn any_initializing(&self, agent: Option<String>) -> bool {
+        self.store.any_initializing(agent.as_deref())
+    }
+
+    #[napi]
+    pub fn wait_initializing<'env>(
+        &self,
+        env: &'env Env,
+        agent: Option<String>,
+    ) -> Result<PromiseRaw<'env, ()>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            store.wait_initializing(agent.as_deref()).await;
+            Ok(())
+        })
+    }
+
+    /// Adds (or replaces, by name) servers of the store (`agent` null) or of an agent.
+    #[napi]
+    pub fn add_servers(&self, agent: Option<String>, source: ConfigSource) -> Result<()> {
+        let config = load_config(source)?;
+        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config));
+        Ok(())
+    }
+
+    #[napi]
+    pub fn remove_server(&self, agent: Option<String>, name: String) -> bool {
+        self.store.remove_server(agent.as_deref(), &name)
+    }
+
+    /// Replaces one server's entry (given as JSON) and reconnects it.
+    #[napi]
+    pub fn update_server(
+        &self,
+        agent: Option<String>,
+        name: String,
+        entry_json: String,
+    ) -> Result<()> {
+        let entry: Value =
+            serde_json::from_str(&entry_json).map_err(|e| Error::from_reason(e.to_string()))?;
+        let config = McpConfig::from_server_map(Map::from_iter([(name, entry)]));
+        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config));
+        Ok(())
+    }
+
+    /// Calls `tool` (the server's own name) of a service as the view names it.
+    #[napi]
+    #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
+    pub fn call_tool<'env>(
+        &self,
+        env: &'env Env,
+        agent: Option<String>,
+        service_name: String,
+        tool: String,
+        args_json: String,
+        timeout_ms: Option<f64>,
+        canceller: Option<&Canceller>,
+        on_progress: Option<OnProgress>,
+    ) -> Result<PromiseRaw<'env, CallResult>> {
+        let store = self.store.clone();
+        let request = CallRequest::new(args_json, timeout_ms, canceller, on_progress);
+        env.spawn_future(async move {
+            let output = match request.arguments(&tool) {
+                Ok(args) => {
+                    let options =
+                        request.options(store.call_timeout(agent.as_deref(), &service_name));
+                    store
+                        .call_tool(agent.as_deref(), &service_name, &tool, args, options)
+                        .await
+                }
+                Err(error) => error,
+            };
+            Ok(output.into())
+        })
+    }
+
+    /// Calls `listener(version)` after every change, until the store is closed.
+    #[napi]
+    pub fn on_change(&self, listener: OnChange) {
+        let mut changes = self.store.subscribe();
+        within_runtime_if_available(|| {
+            tokio::spawn(async move {
+                while changes.changed().await.is_ok() {
+                    let version = *changes.borrow_and_update() as f64;
+                    listener.call(version, ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            })
+        });
+    }
+
+    /// Stops every server and waits until every process tree has ended.
+    #[napi]
+    pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        let store = self.store.clone();
+        env.spawn_future(async move {
+            store.close().await;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,444 @@
+//! Store mode: a long-lived registry of servers. Each server has a supervisor task that
+//! connects, keeps its tool list current (`notifications/tools/list_changed`) and
+//! reconnects with exponential backoff when the server goes away. Listing answers from
+//! memory; every change bumps a version counter, so a host can cache by version.
+//!
+//! Servers belong to the store itself or to an agent. An agent sees only its own, under
+//! their local names; the store view sees all, agents' services under a global name.
+
+mod clock;
+mod supervisor;
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
+use crate::inventory::tool_info;
+use crate::session::{CallOptions, Hooks, Session};
+use crate::tool_result::ToolOutput;
+use rmcp::model::Tool;
+
+/// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
+const STORE_CLIENT: &str = "global_agent_store";
+
+#[derive(Debug, Clone)]
+pub struct StoreOptions {
+    /// The longest `listToolsAsync` waits for an initializing local server.
+    pub wait_local: Duration,
+    /// The longest it waits for an initializing remote server.
+    pub wait_remote: Duration,
+    /// Reconnection attempts after a failure before a server is `failed`.
+    pub max_restarts: u32,
+    /// The first reconnection delay; it doubles per attempt, up to `backoff_max`.
+    pub backoff: Duration,
+    pub backoff_max: Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            wait_local: Duration::from_millis(5_000),
+            wait_remote: Duration::from_millis(1_500),
+            max_restarts: 5,
+            backoff: Duration::from_millis(250),
+            backoff_max: Duration::from_millis(10_000),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    Initializing,
+    Connected,
+    Reconnecting,
+    Failed,
+    Disabled,
+}
+
+impl Phase {
+    fn as_str(self) -> &'static str {
+        match self {
+            Phase::Initializing => "initializing",
+            Phase::Connected => "connected",
+            Phase::Reconnecting => "reconnecting",
+            Phase::Failed => "failed",
+            Phase::Disabled => "disabled",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    phase: Phase,
+    last_error: Option<String>,
+    tools: Arc<Vec<Tool>>,
+    connected_at: Option<SystemTime>,
+    restarts: u32,
+}
+
+/// One configured server and what its supervisor knows of it.
+struct Service {
+    agent: Option<String>,
+    local: String,
+    global: String,
+    remote: bool,
+    /// The server's own `timeout`, the default for its calls.
+    timeout: Duration,
+    state: watch::Sender<State>,
+    session: watch::Sender<Option<Arc<Session>>>,
+    stop: CancellationToken,
+    supervisor: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Service {
+    fn view_name(&self, agent: Option<&str>) -> &str {
+        if agent.is_some() {
+            &self.local
+        } else {
+            &self.global
+        }
+    }
+
+    fn client_id(&self) -> String {
+        match &self.agent {
+            Some(agent) => format!("{agent}:{}", self.local),
+            None => format!("{STORE_CLIENT}:{}", self.local),
+        }
+    }
+
+    fn update(&self, change: impl FnOnce(&mut State)) {
+        self.state.send_modify(change);
+    }
+}
+
+struct Inner {
+    services: RwLock<Vec<Arc<Service>>>,
+    version: watch::Sender<u64>,
+    hooks: Hooks,
+    options: StoreOptions,
+}
+
+impl Inner {
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
+        self.services.read().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The store. Dropping it stops every supervisor; `close` also waits for them.
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+/// A tool as a store view lists it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreToolInfo {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Map<String, Value>,
+    pub service_name: String,
+    pub client_id: String,
+    /// The name the server knows the tool by.
+    pub tool: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceStatus {
+    pub state: Phase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    pub tool_count: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connected_at: Option<String>,
+    pub restarts: u32,
+    pub client_id: String,
+}
+
+impl Store {
+    /// Starts supervising every server of `config` in the background. Must be called
+    /// within a tokio runtime.
+    pub fn new(config: McpConfig, hooks: Hooks, options: StoreOptions) -> Store {
+        let store = Store {
+            inner: Arc::new(Inner {
+                services: RwLock::new(Vec::new()),
+                version: watch::Sender::new(0),
+                hooks,
+                options,
+            }),
+        };
+        store.add_servers(None, config);
+        store
+    }
+
+    /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent.
+    pub fn add_servers(&self, agent: Option<&str>, config: McpConfig) {
+        for entry in config.servers {
+            self.remove_server(agent, &entry.name);
+            let service = self.register(agent, &entry.name, &entry.state);
+            if let ServerState::Enabled(spec) = entry.state {
+                let task = tokio::spawn(supervisor::run(self.inner.clone(), service.clone(), spec));
+                *service.supervisor.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+            }
+        }
+        self.inner.bump();
+    }
+
+    fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
+        let (phase, last_error, remote, timeout) = match state {
+            ServerState::Disabled => (Phase::Disabled, None, false, DEFAULT_TIMEOUT),
+            ServerState::Invalid(reason) => {
+                (Phase::Failed, Some(reason.clone()), false, DEFAULT_TIMEOUT)
+            }
+            ServerState::Enabled(spec) => {
+                let remote = matches!(spec.transport, TransportSpec::Remote(_));
+                (Phase::Initializing, None, remote, spec.timeout)
+            }
+        };
+        let mut services = self
+            .inner
+            .services
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        let service = Arc::new(Service {
+            agent: agent.map(str::to_owned),
+            local: local.to_owned(),
+            global: unique_global_name(&services, agent, local),
+            remote,
+            timeout,
+            state: watch::Sender::new(State {
+                phase,
+                last_error,
+                tools: Arc::default(),
+                connected_at: None,
+                restarts: 0,
+            }),
+            session: watch::Sender::new(None),
+            stop: CancellationToken::new(),
+            supervisor: Mutex::new(None),
+        });
+        services.push(service.clone());
+        service
+    }
+
+    /// Stops and forgets a server; its process tree is ended by its supervisor.
+    pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
+        let removed = {
+            let mut services = self
+                .inner
+                .services
+                .write()
+                .unwrap_or_else(|e| e.into_inner());
+            let index = services
+                .iter()
+                .position(|s| s.agent.as_deref() == agent && s.local == name);
+            index.map(|i| services.remove(i))
+        };
+        match removed {
+            Some(service) => {
+                service.stop.cancel();
+                self.inner.bump();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Changes with every change to any server's state or tools.
+    pub fn version(&self) -> u64 {
+        *self.inner.version.borrow()
+    }
+
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.inner.version.subscribe()
+    }
+
+    fn view(&self, agent: Option<&str>) -> Vec<Arc<Service>> {
+        let services = self.inner.services();
+        services
+            .iter()
+            .filter(|s| agent.is_none() || s.agent.as_deref() == agent)
+            .cloned()
+            .collect()
+    }
+
+    /// The tools of a view (`None`: the store view), from memory.
+    pub fn list_tools(&self, agent: Option<&str>) -> Vec<StoreToolInfo> {
+        let mut tools = Vec::new();
+        for service in self.view(agent) {
+            let service_name = service.view_name(agent);
+            let prefix = sanitize(service_name);
+            let state = service.state.borrow();
+            for tool in state.tools.iter() {
+                let info = tool_info(tool, format!("{prefix}_{}", sanitize(&tool.name)), false);
+                tools.push(StoreToolInfo {
+                    name: info.name,
+                    description: info.description,
+                    input_schema: info.input_schema,
+                    service_name: service_name.to_owned(),
+                    client_id: service.client_id(),
+                    tool: tool.name.to_string(),
+                });
+            }
+        }
+        tools
+    }
+
+    pub fn status(&self, agent: Option<&str>) -> Vec<(String, ServiceStatus)> {
+        self.view(agent)
+            .iter()
+            .map(|service| {
+                let state = service.state.borrow();
+                let status = ServiceStatus {
+                    state: state.phase,
+                    last_error: state.last_error.clone(),
+                    tool_count: state.tools.len(),
+                    connected_at: state.connected_at.map(clock::iso8601),
+                    restarts: state.restarts,
+                    client_id: service.client_id(),
+                };
+                (service.view_name(agent).to_owned(), status)
+            })
+            .collect()
+    }
+
+    pub fn any_initializing(&self, agent: Option<&str>) -> bool {
+        self.view(agent)
+            .iter()
+            .any(|s| s.state.borrow().phase == Phase::Initializing)
+    }
+
+    /// Waits for the view's initializing servers, each at most its kind's bound.
+    pub async fn wait_initializing(&self, agent: Option<&str>) {
+        let waits: Vec<_> = self
+            .view(agent)
+            .into_iter()
+            .map(|service| {
+                let options = &self.inner.options;
+                let bound = if service.remote {
+                    options.wait_remote
+                } else {
+                    options.wait_local
+                };
+                let mut state = service.state.subscribe();
+                tokio::spawn(async move {
+                    let settled = state.wait_for(|s| s.phase != Phase::Initializing);
+                    let _ = tokio::time::timeout(bound, settled).await;
+                })
+            })
+            .collect();
+        for wait in waits {
+            let _ = wait.await;
+        }
+    }
+
+    fn find(&self, agent: Option<&str>, service_name: &str) -> Option<Arc<Service>> {
+        self.view(agent)
+            .into_iter()
+            .find(|s| s.view_name(agent) == service_name)
+    }
+
+    /// The `timeout` of a service as the view names it: the default for its calls.
+    pub fn call_timeout(&self, agent: Option<&str>, service_name: &str) -> Duration {
+        self.find(agent, service_name)
+            .map_or(DEFAULT_TIMEOUT, |s| s.timeout)
+    }
+
+    /// Calls a tool of a service named as the view names it. A reconnecting server is
+    /// waited for, within the call's timeout.
+    pub async fn call_tool(
+        &self,
+        agent: Option<&str>,
+        service_name: &str,
+        tool: &str,
+        arguments: Map<String, Value>,
+        options: CallOptions<'_>,
+    ) -> ToolOutput {
+        let Some(service) = self.find(agent, service_name) else {
+            return ToolOutput::error(format!("no MCP server \"{service_name}\" in this view"));
+        };
+        let not_connected = |service: &Service| {
+            let state = service.state.borrow();
+            let why = state.last_error.as_deref().unwrap_or("not connected yet");
+            let phase = state.phase.as_str();
+            ToolOutput::error(format!("MCP server \"{service_name}\" is {phase}: {why}"))
+        };
+        if matches!(
+            service.state.borrow().phase,
+            Phase::Failed | Phase::Disabled
+        ) {
+            return not_connected(&service);
+        }
+        let mut session = service.session.subscribe();
+        let session = tokio::select! {
+            session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
+            _ = tokio::time::sleep(options.timeout) => None,
+            _ = options.cancel.cancelled() => None,
+        };
+        match session {
+            Some(session) => session.call_tool(tool, arguments, options).await,
+            None => not_connected(&service),
+        }
+    }
+
+    /// Stops every supervisor and waits until every server process tree has ended.
+    pub async fn close(&self) {
+        let services: Vec<_> = self
+            .inner
+            .services
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+            .collect();
+        for service in &services {
+            service.stop.cancel();
+        }
+        for service in services {
+            let task = service
+                .supervisor
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            if let Some(task) = task {
+                let _ = task.await;
+            }
+        }
+        self.inner.bump();
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        for service in self.inner.services().iter() {
+            service.stop.cancel();
+        }
+    }
+}
+
+/// A store-level service keeps its name; an agent's is `<local>by<agent>`, sanitized.
+/// Either gets `_2`, `_3`, ... when the name is taken.
+fn unique_global_name(services: &[Arc<Service>], agent: Option<&str>, local: &str) -> String {
+    let base = match agent {
+        None => local.to_owned(),
+        Some(agent) => sanitize(&format!("{local}by{agent}")),
+    };
+    let taken = |name: &str| services.iter().any(|s| s.global == name);
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|name| !taken(name))
+        .expect("an unbounded range")
+}
