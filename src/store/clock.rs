@@ -40,6 +40,6 @@ mod tests {
         let leap_day = UNIX_EPOCH + Duration::from_millis(951_782_400_123);
         assert_eq!(iso8601(leap_day), "2000-02-29T00:00:00.123Z");
         let later = UNIX_EPOCH + Duration::from_secs(1_796_000_000);
-        assert_eq!(iso8601(later), "2026-11-29T22:13:20.000Z");
+        assert_eq!(iso8601(later), "2026-11-30T00:53:20.000Z");
     }
 }
