@@ -3,8 +3,12 @@
 // Tool objects. Everything MCP happens in Rust.
 import * as native from "./binding.js"
 
+import { runToolCall } from "./js/call.js"
+
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
+export { createMcpStore } from "./js/store.js"
+export { serveStoreApi } from "./js/store-api.js"
 
 // Server process trees must not outlive this process, even when nobody called close().
 process.on("exit", native.killAllServers)
@@ -89,18 +93,6 @@ function bridgeOnLog(onLog) {
   }
 }
 
-/** `onProgress` as the binding calls it: nothing is delivered once the call has settled. */
-function progressListener(onProgress) {
-  const listener = (event) => {
-    if (listener.settled) return
-    try {
-      onProgress({ progress: event.progress, total: event.total ?? undefined, message: event.message ?? undefined })
-    } catch {}
-  }
-  listener.settled = false
-  return listener
-}
-
 function mcpTool(handle, { name, description, inputSchema, server }, index) {
   const metadata = { server }
   return {
@@ -108,32 +100,10 @@ function mcpTool(handle, { name, description, inputSchema, server }, index) {
     description,
     inputSchema,
     source: "mcp",
-    async execute(args, ctx) {
-      const signal = ctx?.signal
-      if (signal?.aborted) {
-        return { output: `MCP server "${server}": tools/call was aborted`, isError: true, metadata }
-      }
-      const canceller = signal && new native.Canceller()
-      const onAbort = () => canceller.cancel()
-      signal?.addEventListener("abort", onAbort, { once: true })
-      const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
-      try {
-        const argsJson = JSON.stringify(args ?? {})
-        const { output, isError, content } = await handle.callTool(
-          index,
-          argsJson,
-          ctx?.timeout,
-          canceller,
-          onProgress,
-        )
-        return { output, isError, metadata: content ? { server, content: JSON.parse(content) } : metadata }
-      } catch (error) {
-        return { output: `MCP server "${server}": ${error?.message ?? error}`, isError: true, metadata }
-      } finally {
-        signal?.removeEventListener("abort", onAbort)
-        if (onProgress) onProgress.settled = true
-      }
-    },
+    execute: (args, ctx) =>
+      runToolCall(metadata, ctx, (timeout, canceller, onProgress) =>
+        handle.callTool(index, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
+      ),
   }
 }
 

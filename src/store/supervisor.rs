@@ -3,7 +3,7 @@
 //! attempts in a row have failed.
 
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
@@ -12,14 +12,22 @@ use crate::session::{Failure, Session};
 use super::{Inner, Phase, Service};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
+    let options = &inner.options;
+    let mut connected_once = false;
     let mut failures = 0;
     loop {
         match connect_and_list(&service.local, &spec, &inner.hooks, &service.stop).await {
             Err(Failure::Aborted) => return,
+            // A server that never came up is as failed as in loadMcp: retrying a bad
+            // command or a wrong URL only hides the mistake.
+            Err(Failure::Reason(reason)) if !connected_once => {
+                return fail(&inner, &service, reason);
+            }
             Err(Failure::Reason(reason)) => service.update(|s| s.last_error = Some(reason)),
             Ok((session, tools)) => {
-                failures = 0;
+                connected_once = true;
                 let session = Arc::new(session);
+                let since = Instant::now();
                 service.update(|s| {
                     s.phase = Phase::Connected;
                     s.tools = Arc::new(tools);
@@ -29,38 +37,52 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 inner.bump();
                 let ended = watch(&inner, &service, &session).await;
                 service.session.send_replace(None);
-                match ended {
-                    None => {
-                        session.close().await;
-                        return;
-                    }
-                    Some(reason) => {
-                        session.kill().await;
-                        service.update(|s| s.last_error = Some(reason));
-                    }
+                let Some(reason) = ended else {
+                    session.close().await;
+                    return;
+                };
+                session.kill().await;
+                service.update(|s| s.last_error = Some(reason));
+                // Only a connection that held for a while earns a fresh set of attempts;
+                // otherwise a server that crashes on every start would restart forever.
+                if since.elapsed() > options.backoff_max {
+                    failures = 0;
                 }
             }
         }
         failures += 1;
-        if failures > inner.options.max_restarts {
-            service.update(|s| {
-                s.phase = Phase::Failed;
-                s.tools = Arc::default();
-            });
-            inner.bump();
-            return;
+        if failures > options.max_restarts {
+            let reason = service
+                .state
+                .borrow()
+                .last_error
+                .clone()
+                .unwrap_or_default();
+            return fail(
+                &inner,
+                &service,
+                format!("gave up after {} restarts: {reason}", options.max_restarts),
+            );
         }
         service.update(|s| {
             s.phase = Phase::Reconnecting;
             s.restarts += 1;
         });
         inner.bump();
-        let delay = backoff(&inner.options.backoff, inner.options.backoff_max, failures);
         tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
+            _ = tokio::time::sleep(backoff(&options.backoff, options.backoff_max, failures)) => {}
             _ = service.stop.cancelled() => return,
         }
     }
+}
+
+fn fail(inner: &Inner, service: &Service, reason: String) {
+    service.update(|s| {
+        s.phase = Phase::Failed;
+        s.last_error = Some(reason);
+        s.tools = Arc::default();
+    });
+    inner.bump();
 }
 
 /// Follows a connected session until it ends (`Some(why)`) or the service is stopped

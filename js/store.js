@@ -1,0 +1,284 @@
+// Store mode: a long-lived set of MCP servers, connected in the background, listed from
+// memory and kept current. The native `NativeStore` owns every connection, state and
+// restart; this layer turns its JSON into frozen objects once per change (keyed on the
+// store's version counter), so listing again costs a counter read and an array copy.
+import * as native from "../binding.js"
+import { runToolCall } from "./call.js"
+
+const STORE = Symbol("store view")
+
+const configSource = (input) =>
+  typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
+
+/** Freezes `value` and everything reachable from it (plain JSON data only). */
+function deepFreeze(value) {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const key of Object.keys(value)) deepFreeze(value[key])
+  }
+  return value
+}
+
+const storeOptions = (opts) => {
+  const out = {}
+  for (const key of ["waitLocalMs", "waitRemoteMs", "maxRestarts", "backoffMs", "backoffMaxMs"]) {
+    const value = opts?.[key]
+    if (value === undefined) continue
+    if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
+      throw new TypeError(`createMcpStore: ${key} must be a non-negative number, got ${JSON.stringify(value)}`)
+    }
+    out[key] = Math.floor(value)
+  }
+  return out
+}
+
+/**
+ * One view of the store: the whole store (`agent` null) or one agent's servers.
+ * Everything it returns for a given store version is computed once and shared.
+ */
+class View {
+  #store
+  #native
+  #agent
+  // Caches, each valid while `native.version()` equals its `version`.
+  #list = { version: -1, infos: [], tools: undefined }
+  #status = { version: -1, value: undefined }
+
+  constructor(store, nativeStore, agent) {
+    this.#store = store
+    this.#native = nativeStore
+    this.#agent = agent
+  }
+
+  /** The agent id of this view, or `null` for the store view. */
+  get agentId() {
+    return this.#agent
+  }
+
+  #current() {
+    const version = this.#native.version()
+    const list = this.#list
+    if (list.version === version) return list
+    const raw = JSON.parse(this.#native.listTools(this.#agent))
+    const infos = new Array(raw.length)
+    const targets = new Array(raw.length)
+    for (let i = 0; i < raw.length; i++) {
+      const { name, description, inputSchema, serviceName, clientId, tool } = raw[i]
+      infos[i] = deepFreeze({ name, description: description ?? "", inputSchema, serviceName, clientId })
+      targets[i] = tool
+    }
+    this.#list = { version, infos, targets, tools: undefined }
+    return this.#list
+  }
+
+  /** Tools of this view as the cache holds them now. Never waits, never does I/O. */
+  listTools() {
+    return this.#current().infos.slice()
+  }
+
+  /** Like `listTools()`, after waiting (bounded) for this view's servers still initializing. */
+  async listToolsAsync() {
+    await this.#settle()
+    return this.listTools()
+  }
+
+  async #settle() {
+    if (this.#native.anyInitializing(this.#agent)) await this.#native.waitInitializing(this.#agent)
+  }
+
+  /** Executable handles for the tools of `listTools()`. */
+  tools() {
+    const list = this.#current()
+    list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i]))
+    return list.tools.slice()
+  }
+
+  /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */
+  async toolsAsync() {
+    await this.#settle()
+    return this.tools()
+  }
+
+  /** Runs the tool named `name` in this view; an unknown name is an error result. */
+  async callTool(name, args, ctx) {
+    const tool = this.tools().find((t) => t.name === name)
+    if (tool) return tool.execute(args, ctx)
+    const where = this.#agent === null ? "the store" : `agent "${this.#agent}"`
+    return { output: `no tool "${name}" in ${where}`, isError: true }
+  }
+
+  /** Per service of this view: state, last error, tool count, connect time, restarts, client id. */
+  status() {
+    const version = this.#native.version()
+    if (this.#status.version !== version) {
+      this.#status = { version, value: deepFreeze(JSON.parse(this.#native.status(this.#agent))) }
+    }
+    return this.#status.value
+  }
+
+  /** Whether any server of this view is still `initializing`. */
+  isInitializing() {
+    return this.#native.anyInitializing(this.#agent)
+  }
+
+  /** Resolves once no server of this view is `initializing`, each waited for at most its bound. */
+  waitReady() {
+    return this.#settle()
+  }
+
+  /** Adds and starts connecting the servers of an mcp.json (path or object) in this view. */
+  addServers(config) {
+    this.#native.addServers(this.#agent, configSource(config))
+    return this
+  }
+
+  /** Stops and forgets the server named `name` (its name in this view). False when there is none. */
+  removeServer(name) {
+    return this.#native.removeServer(this.#agent, String(name))
+  }
+
+  /** Replaces the entry of server `name` and reconnects it. */
+  updateServer(name, entry) {
+    this.#native.updateServer(this.#agent, String(name), JSON.stringify(entry ?? null))
+    return this
+  }
+
+  /**
+   * Calls `listener` when this view's tools or statuses change. Returns a function that
+   * stops it. For the store view that is every change; an agent view is told only of
+   * changes it can see.
+   */
+  onChange(listener) {
+    if (typeof listener !== "function") throw new TypeError("onChange: listener must be a function")
+    // The store itself is built with no store (`this` does not exist before `super()`).
+    return (this.#store ?? this)[STORE].subscribe(this, listener)
+  }
+
+  /** A fingerprint of what this view shows, to tell an agent's listeners only of its own changes. */
+  _fingerprint() {
+    return this.#native.listTools(this.#agent) + "\u0000" + this.#native.status(this.#agent)
+  }
+
+  #tool(info, target) {
+    const { name, description, inputSchema, serviceName, clientId } = info
+    const nativeStore = this.#native
+    const agent = this.#agent
+    const metadata = Object.freeze({ server: serviceName, clientId })
+    return Object.freeze({
+      name,
+      description,
+      inputSchema,
+      source: "mcp",
+      serviceName,
+      clientId,
+      execute: (args, ctx) =>
+        runToolCall(metadata, ctx, (timeout, canceller, onProgress) =>
+          nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
+        ),
+    })
+  }
+}
+
+/** Change listeners: one native listener, registered on the first `onChange`. */
+class Listeners {
+  #native
+  #entries = new Set() // { view, listener, last }
+  #registered = false
+
+  constructor(nativeStore) {
+    this.#native = nativeStore
+  }
+
+  subscribe(view, listener) {
+    const entry = { view, listener, last: view.agentId === null ? undefined : view._fingerprint() }
+    this.#entries.add(entry)
+    if (!this.#registered) {
+      this.#registered = true
+      this.#native.onChange((version) => this.#fire(version))
+    }
+    return () => {
+      this.#entries.delete(entry)
+    }
+  }
+
+  #fire(version) {
+    for (const entry of [...this.#entries]) {
+      if (!this.#entries.has(entry)) continue
+      if (entry.view.agentId !== null) {
+        let now
+        try {
+          now = entry.view._fingerprint()
+        } catch {
+          continue
+        }
+        if (now === entry.last) continue
+        entry.last = now
+      }
+      try {
+        entry.listener(version)
+      } catch {}
+    }
+  }
+
+  clear() {
+    this.#entries.clear()
+  }
+}
+
+class McpStore extends View {
+  #native
+  #views = new Map()
+  #listeners
+  #closing
+
+  constructor(nativeStore) {
+    super(null, nativeStore, null)
+    this.#native = nativeStore
+    this.#listeners = new Listeners(nativeStore)
+  }
+
+  get [STORE]() {
+    return this.#listeners
+  }
+
+  /** The store's change counter: bumped whenever any server's tools or state change. */
+  get version() {
+    return this.#native.version()
+  }
+
+  /** The store view: every service under its global name. */
+  forStore() {
+    return this
+  }
+
+  /** The view of agent `id`: only its own services, under their local names. */
+  forAgent(id) {
+    if (typeof id !== "string" || id === "") throw new TypeError("forAgent: the agent id must be a non-empty string")
+    let view = this.#views.get(id)
+    if (!view) {
+      view = new View(this, this.#native, id)
+      this.#views.set(id, view)
+    }
+    return view
+  }
+
+  /** Ends every connection and kills every server process tree. Idempotent. */
+  close() {
+    this.#closing ??= (async () => {
+      this.#listeners.clear()
+      await this.#native.close()
+    })()
+    return this.#closing
+  }
+}
+
+/**
+ * Creates a store and starts connecting every enabled server of `input` (a path to an
+ * mcp.json, a parsed config object, or nothing for an empty store) in the background.
+ * Returns at once; throws only when the config as a whole is unusable.
+ */
+export function createMcpStore(input, opts) {
+  const source = input === undefined || input === null ? null : configSource(input)
+  const nativeStore = new native.NativeStore(source, storeOptions(opts))
+  return new McpStore(nativeStore)
+}
