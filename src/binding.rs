@@ -157,8 +157,10 @@ pub fn load_mcp<'env>(
         let source = inventory::load_source(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
+        let summary = summary_json(&source)?;
         Ok(McpSourceHandle {
             source: Arc::new(source),
+            summary,
         })
     })
 }
@@ -167,6 +169,42 @@ pub fn load_mcp<'env>(
 #[napi]
 pub struct McpSourceHandle {
     source: Arc<Source>,
+    summary: String,
+}
+
+/// What `summary()` returns, borrowed from the source: serialising it copies no schema.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    tools: Vec<ToolView<'a>>,
+    status: &'a Map<String, Value>,
+    failures: &'a [String],
+    warnings: &'a [String],
+}
+
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolView<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Map<String, Value>,
+    server: &'a str,
+}
+
+/// Built on a worker thread, inside the load's future, so the Node thread only copies a
+/// string.
+fn summary_json(source: &Source) -> Result<String> {
+    let tools = source.tools.iter().map(|t| ToolView {
+        name: &t.info.name,
+        description: &t.info.description,
+        input_schema: &t.info.input_schema,
+        server: source.sessions[t.server].name(),
+    });
+    to_json(&Summary {
+        tools: tools.collect(),
+        status: &source.status,
+        failures: &source.failures,
+        warnings: &source.warnings,
+    })
 }
 
 #[napi(object)]
@@ -255,28 +293,11 @@ pub(crate) type OnProgress =
 
 #[napi]
 impl McpSourceHandle {
-    /// `{ tools: [{ name, description, inputSchema, server }], status, failures, warnings }`.
+    /// `{ tools: [{ name, description, inputSchema, server }], status, failures, warnings }`,
+    /// serialised once when the load finished.
     #[napi]
-    pub fn summary(&self) -> Result<String> {
-        let source = &self.source;
-        let tools: Vec<Value> = source
-            .tools
-            .iter()
-            .map(|t| {
-                json!({
-                    "name": t.info.name,
-                    "description": t.info.description,
-                    "inputSchema": t.info.input_schema,
-                    "server": source.sessions[t.server].name(),
-                })
-            })
-            .collect();
-        to_json(&json!({
-            "tools": tools,
-            "status": source.status,
-            "failures": source.failures,
-            "warnings": source.warnings,
-        }))
+    pub fn summary(&self) -> String {
+        self.summary.clone()
     }
 
     /// Calls tool number `index` of `summary().tools`. Resolves an error result on any
