@@ -84,6 +84,21 @@ describe("streamable HTTP", () => {
     }
   }
 
+  test("a stateful session sends the negotiated protocol version after initialize, and DELETEs the session on close", T, async () => {
+    const srv = await startStreamable({ stateful: true })
+    try {
+      await withSource({ there: { type: "remote", url: srv.url } }, async (source) => {
+        await assertEcho(source, "there")
+      })
+      const posts = srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
+      assert.ok(posts.length > 0 && posts.every((e) => typeof e.protocolVersion === "string" && e.protocolVersion.length > 0), JSON.stringify(srv.log))
+      const session = posts[0].sessionId
+      assert.ok(srv.log.some((e) => e.method === "DELETE" && e.sessionId === session), `no DELETE of the session: ${JSON.stringify(srv.log)}`)
+    } finally {
+      await srv.close()
+    }
+  })
+
   test("one loadMcp call mixes a local stdio server and a remote one", T, async () => {
     const srv = await startStreamable({ stateful: true })
     try {
