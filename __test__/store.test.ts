@@ -487,10 +487,7 @@ describe("self-healing", () => {
     assert.equal(statusOf(store, "flaky").state, "failed")
   })
 
-  // rmcp re-initializes an expired HTTP session inside its transport, where the store does
-  // not see it, so the call succeeds but `restarts` stays 0: a known gap, kept visible.
-  const REMOTE_RESTART_TODO = { ...T, todo: "restarts inside rmcp's HTTP transport are not counted yet" }
-  test("a dropped remote session is re-established; the call succeeds and status() shows it", REMOTE_RESTART_TODO, async (t) => {
+  test("a dropped remote session is re-established; the call succeeds and status() shows it", T, async (t) => {
     const srv = await startStreamable({ stateful: true })
     t.after(() => srv.close())
     const store = openStore(t, { r: { url: srv.url, timeout: 20_000 } })

@@ -130,7 +130,8 @@ impl Session {
             maybe_legacy.store(legacy, Ordering::Relaxed);
             reason
         };
-        let transport = http::streamable(remote).map_err(Failure::Reason)?;
+        let initializes = handler.0.http_initializes.clone();
+        let transport = http::streamable(remote, initializes).map_err(Failure::Reason)?;
         let start = Start {
             name,
             timeout,
@@ -312,6 +313,13 @@ impl Session {
             reason = exited => reason,
             reason = disconnected => reason,
         }
+    }
+
+    /// Changes whenever rmcp re-establishes an expired HTTP session in place.
+    pub fn reinitialized(&self) -> tokio::sync::watch::Receiver<u64> {
+        let mut initializes = self.shared.http_initializes.subscribe();
+        initializes.borrow_and_update();
+        initializes
     }
 
     /// Changes whenever the server says its tool list changed.

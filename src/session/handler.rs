@@ -26,6 +26,9 @@ pub struct Shared {
     pub eliciting: watch::Sender<usize>,
     /// Bumped by each `notifications/tools/list_changed`.
     pub tools_changed: watch::Sender<u64>,
+    /// Counts `initialize` requests over streamable HTTP: those after the first are
+    /// sessions rmcp re-established inside its transport.
+    pub http_initializes: Arc<watch::Sender<u64>>,
 }
 
 impl Shared {
@@ -36,6 +39,7 @@ impl Shared {
             progress: Mutex::new(HashMap::new()),
             eliciting: watch::Sender::new(0),
             tools_changed: watch::Sender::new(0),
+            http_initializes: Arc::new(watch::Sender::new(0)),
         })
     }
 

@@ -89,10 +89,20 @@ fn fail(inner: &Inner, service: &Service, reason: String) {
 /// (`None`), refreshing the tools whenever the server says they changed.
 async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<String> {
     let mut changed = session.tools_changed();
+    let mut reinitialized = session.reinitialized();
     loop {
         tokio::select! {
             _ = service.stop.cancelled() => return None,
             reason = session.ended() => return Some(reason),
+            // rmcp already re-established the session; count it as the restart it is.
+            Ok(()) = reinitialized.changed() => {
+                service.update(|s| {
+                    s.restarts += 1;
+                    s.last_error = Some("the HTTP session expired; re-established".into());
+                    s.connected_at = Some(SystemTime::now());
+                });
+                inner.bump();
+            }
             Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
                 Ok(tools) => {
                     service.update(|s| s.tools = Arc::new(tools));

@@ -1,7 +1,17 @@
 //! Remote servers: streamable HTTP through rmcp's reqwest client with rustls, and the
 //! legacy HTTP+SSE transport as a fallback.
 
-use std::sync::Once;
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, Once};
+
+use futures::stream::BoxStream;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::transport::streamable_http_client::{
+    SseError, StreamableHttpClient, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use sse_stream::Sse;
+use tokio::sync::watch;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::service::ClientInitializeError;
@@ -31,18 +41,33 @@ fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
 /// A streamable HTTP transport for `spec`; the headers go with every request.
 pub fn streamable(
     spec: &RemoteSpec,
-) -> Result<StreamableHttpClientTransport<reqwest::Client>, String> {
+    initializes: Arc<watch::Sender<u64>>,
+) -> Result<StreamableHttpClientTransport<CountingClient>, String> {
     install_crypto_provider();
+    let headers = headers(spec)?
+        .into_iter()
+        .filter_map(|(k, v)| Some((k?, v)))
+        .collect();
     let config = StreamableHttpClientTransportConfig::with_uri(spec.url.as_str())
-        .custom_headers(
-            headers(spec)?
-                .into_iter()
-                .filter_map(|(k, v)| Some((k?, v)))
-                .collect(),
-        )
+        .custom_headers(headers)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    Ok(StreamableHttpClientTransport::from_config(config))
+    // As rmcp's own default client: no idle connection reuse, same-origin redirects only
+    // (the headers may carry credentials).
+    let inner = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let first = attempt.previous().first().map(|url| url.origin());
+            if first == Some(attempt.url().origin()) && attempt.previous().len() < 10 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
+        .build()
+        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let client = CountingClient { inner, initializes };
+    Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
 /// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
@@ -126,5 +151,128 @@ fn initialize_error_in_words(error: &ClientInitializeError) -> String {
             format!("answered initialize with an error: {}", e.message)
         }
         other => format!("initialize failed: {other}"),
+    }
+}
+
+/// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
+/// each one is a session that rmcp re-established inside its transport (an expired
+/// session answered 404), which the store reports as a restart.
+#[derive(Clone)]
+pub struct CountingClient {
+    inner: reqwest::Client,
+    initializes: Arc<watch::Sender<u64>>,
+}
+
+impl CountingClient {
+    fn note(&self, message: &ClientJsonRpcMessage) {
+        if let ClientJsonRpcMessage::Request(request) = message
+            && matches!(request.request, ClientRequest::InitializeRequest(_))
+        {
+            self.initializes.send_modify(|n| *n += 1);
+        }
+    }
+}
+
+type PostResult = Result<StreamableHttpPostResponse, StreamableHttpError<reqwest::Error>>;
+type EventStream =
+    Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
+type Headers = HashMap<HeaderName, HeaderValue>;
+
+impl StreamableHttpClient for CountingClient {
+    type Error = reqwest::Error;
+
+    fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> impl Future<Output = PostResult> + Send + '_ {
+        self.note(&message);
+        self.inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+    }
+
+    fn post_message_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> impl Future<Output = PostResult> + Send + '_ {
+        self.note(&message);
+        self.inner.post_message_with_max_sse_event_size(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        )
+    }
+
+    fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        limits: StreamableHttpResponseLimits,
+    ) -> impl Future<Output = PostResult> + Send + '_ {
+        self.note(&message);
+        self.inner.post_message_with_response_limits(
+            uri,
+            message,
+            session_id,
+            auth_header,
+            custom_headers,
+            limits,
+        )
+    }
+
+    fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> impl Future<Output = Result<(), StreamableHttpError<reqwest::Error>>> + Send + '_ {
+        self.inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+    }
+
+    fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+    ) -> impl Future<Output = EventStream> + Send + '_ {
+        self.inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+    }
+
+    fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: Headers,
+        max_sse_event_size: usize,
+    ) -> impl Future<Output = EventStream> + Send + '_ {
+        self.inner.get_stream_with_max_sse_event_size(
+            uri,
+            session_id,
+            last_event_id,
+            auth_header,
+            custom_headers,
+            max_sse_event_size,
+        )
     }
 }
