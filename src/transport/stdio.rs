@@ -98,10 +98,6 @@ impl ChildProcess {
         ))
     }
 
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-
     /// Resolves when the leader has exited (and been reaped).
     pub async fn exited(&self) -> ExitStatus {
         let mut exit = self.exit.clone();
