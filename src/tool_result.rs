@@ -34,37 +34,41 @@ impl ToolOutput {
 /// `isError`: the text parts joined by a blank line (or a fixed message when there is no
 /// text); else `structuredContent` as JSON; else the text parts joined by newlines.
 pub fn convert(result: CallToolResult) -> ToolOutput {
-    let texts = || {
-        result
-            .content
-            .iter()
-            .filter_map(ContentBlock::as_text)
-            .map(|t| t.text.as_str())
-    };
     let rich = result.content.iter().any(|block| block.as_text().is_none());
     let content = rich.then(|| serde_json::to_value(&result.content).unwrap_or_default());
-    if result.is_error == Some(true) {
-        let output = texts().collect::<Vec<_>>().join("\n\n");
-        let output = if output.is_empty() {
-            "MCP tool returned an error".to_owned()
-        } else {
-            output
-        };
+    let is_error = result.is_error == Some(true);
+    if !is_error && let Some(structured) = &result.structured_content {
         return ToolOutput {
-            output,
-            is_error: true,
+            output: structured.to_string(),
+            is_error,
             content,
         };
     }
-    let output = match &result.structured_content {
-        Some(structured) => structured.to_string(),
-        None => texts().collect::<Vec<_>>().join("\n"),
+    let texts = result.content.into_iter().filter_map(|block| match block {
+        ContentBlock::Text(text) => Some(text.text),
+        _ => None,
+    });
+    let output = join(texts, if is_error { "\n\n" } else { "\n" });
+    let output = if is_error && output.is_empty() {
+        "MCP tool returned an error".to_owned()
+    } else {
+        output
     };
     ToolOutput {
         output,
-        is_error: false,
+        is_error,
         content,
     }
+}
+
+/// Joins owned strings; a single one is moved, not copied (results can be megabytes).
+fn join(mut parts: impl Iterator<Item = String>, separator: &str) -> String {
+    let mut output = parts.next().unwrap_or_default();
+    for part in parts {
+        output.push_str(separator);
+        output.push_str(&part);
+    }
+    output
 }
 
 #[cfg(test)]
