@@ -1,38 +1,18 @@
 // The `toolnexus list [config]` bin: which servers come up and what tools they offer.
 // Exit codes: 0 all good, 1 a server failed, 2 a usage or config error.
 import assert from "node:assert/strict"
-import { spawn } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, test } from "node:test"
-import { failureLines, linesWith, NODE, ROOT, tempDir, type NodeRun } from "./helpers.js"
+import { failureLines, linesWith, NODE, ROOT, runProcess, tempDir, type NodeRun } from "./helpers.js"
 
 const BIN = path.join(ROOT, "bin", "toolnexus.js")
 const DEMO_SERVER = path.join(ROOT, "examples", "demo-server.mjs")
 const TEST_TIMEOUT = { timeout: 30_000 }
 
 /** Runs `node bin/toolnexus.js ...args` (from the repo root unless `cwd`); never rejects. */
-function runBin(args: string[], opts: { cwd?: string; timeout?: number } = {}): Promise<NodeRun> {
-  const start = Date.now()
-  const child = spawn(NODE, [BIN, ...args], { cwd: opts.cwd ?? ROOT, stdio: ["ignore", "pipe", "pipe"] })
-  let stdout = ""
-  let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d))
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-  let timedOut = false
-  const timer = setTimeout(() => {
-    timedOut = true
-    child.kill("SIGKILL")
-  }, opts.timeout ?? 20_000)
-  return new Promise((resolve) => {
-    // "exit", not "close": a leaked server holding the pipes must not stall the test;
-    // the short delay lets the pipes drain what the bin wrote before exiting.
-    child.on("exit", (code, signal) => {
-      clearTimeout(timer)
-      setTimeout(() => resolve({ code, signal, stdout, stderr, timedOut, ms: Date.now() - start }), 100)
-    })
-  })
-}
+const runBin = (args: string[], opts: { cwd?: string; timeout?: number } = {}) =>
+  runProcess([BIN, ...args], { cwd: opts.cwd, timeout: opts.timeout ?? 20_000 })
 
 const show = (run: NodeRun) => `exit ${run.code} (signal ${run.signal})\nstdout:\n${run.stdout}\nstderr:\n${run.stderr}`
 

@@ -4,16 +4,8 @@
 import assert from "node:assert/strict"
 import { describe, test } from "node:test"
 import { answerToElicitResult, elicitationToRequest, loadMcp, type Answer, type McpSource, type Request } from "toolnexus"
+import { FORM_MESSAGE, FORM_SCHEMA, URL, URL_MESSAGE } from "./fixtures/elicit-constants.mjs"
 import { fixture, NODE, poll, toolNamed } from "./helpers.js"
-
-// The same values as in fixtures/elicit-server.mjs.
-const FORM_MESSAGE = "What name should the report carry?"
-const FORM_SCHEMA = {
-  type: "object",
-  properties: { name: { type: "string", description: "A person's name" } },
-}
-const URL_MESSAGE = "Sign in to the fixture service"
-const URL = "https://auth.example.test/login?session=fixture"
 
 const TEST_TIMEOUT = { timeout: 30_000 }
 const config = { ask: { command: [NODE, fixture("elicit-server.mjs")], timeout: 10_000 } }

@@ -126,14 +126,14 @@ export interface CallEvent {
   reason?: string | null
 }
 
-/** The events a fixture server appended with `--record=file`. */
-export function readRecord(file: string): CallEvent[] {
+/** The events a fixture server appended to `file` as JSON lines (`--record=file` by default). */
+export function readRecord<T = CallEvent>(file: string): T[] {
   if (!fs.existsSync(file)) return []
   return fs
     .readFileSync(file, "utf8")
     .split("\n")
     .filter(Boolean)
-    .map((line) => JSON.parse(line) as CallEvent)
+    .map((line) => JSON.parse(line) as T)
 }
 
 /** Waits up to `ms` for a recorded event matching `match`. */
@@ -154,14 +154,17 @@ export interface NodeRun {
 }
 
 /**
- * Runs an ES module `script` in a fresh Node process whose working directory is the
- * package root, so `import ... from "toolnexus"` resolves. Never rejects: a child
- * still running after `timeout` ms is SIGKILLed and reported with `timedOut: true`.
+ * Runs `node ...args` in a fresh process, from the package root unless `cwd`, so
+ * `import ... from "toolnexus"` resolves. Never rejects: a child still running after
+ * `timeout` ms (default 30 s) is SIGKILLed and reported with `timedOut: true`.
  */
-export function runNode(script: string, opts: { timeout?: number; env?: NodeJS.ProcessEnv } = {}): Promise<NodeRun> {
+export function runProcess(
+  args: string[],
+  opts: { cwd?: string; timeout?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<NodeRun> {
   const start = Date.now()
-  const child = spawn(NODE, ["--input-type=module", "-e", script], {
-    cwd: ROOT,
+  const child = spawn(NODE, args, {
+    cwd: opts.cwd ?? ROOT,
     env: opts.env ?? process.env,
     stdio: ["ignore", "pipe", "pipe"],
   })
@@ -183,6 +186,10 @@ export function runNode(script: string, opts: { timeout?: number; env?: NodeJS.P
     })
   })
 }
+
+/** Runs an ES module `script` in a fresh Node process, as `runProcess` does. */
+export const runNode = (script: string, opts: { timeout?: number; env?: NodeJS.ProcessEnv } = {}) =>
+  runProcess(["--input-type=module", "-e", script], opts)
 
 /** The lines of `text` containing `needle`. */
 export const linesWith = (text: string, needle: string) => text.split("\n").filter((line) => line.includes(needle))

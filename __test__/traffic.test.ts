@@ -5,41 +5,19 @@
 // or stderr for warning and above) and non-text results kept in `metadata.content`.
 // Accepted/declined/cancelled/thrown elicitation is covered by elicitation.test.ts.
 import assert from "node:assert/strict"
-import fs from "node:fs"
 import path from "node:path"
 import { describe, test } from "node:test"
-import { loadMcp, type Answer, type McpSource, type Request, type ToolResult } from "toolnexus"
-import { assertCleanExit, fixture, linesWith, NODE, poll, runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
-
-// The same values as in fixtures/traffic-server.mjs.
-const DEFAULTS_SCHEMA = {
-  type: "object",
-  properties: {
-    name: { type: "string", default: "Anonymous" },
-    count: { type: "integer", default: 3 },
-    subscribe: { type: "boolean", default: true },
-    color: { type: "string", enum: ["red", "green", "blue"], default: "blue" },
-    note: { type: "string" },
-  },
-}
-const ALL_DEFAULTS = { name: "Anonymous", count: 3, subscribe: true, color: "blue" }
-const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-const SOUND = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
-const RICH_CONTENT = [
-  { type: "text", text: "Here is the chart" },
-  { type: "image", data: PIXEL, mimeType: "image/png", annotations: { audience: ["user"], priority: 0.5 } },
-  { type: "audio", data: SOUND, mimeType: "audio/wav" },
-  {
-    type: "resource_link",
-    uri: "file:///reports/q3.csv",
-    name: "q3.csv",
-    mimeType: "text/csv",
-    description: "Quarterly figures",
-  },
-  { type: "resource", resource: { uri: "memo://notes/1", mimeType: "text/plain", text: "embedded note" } },
-  { type: "resource", resource: { uri: "memo://blobs/1", mimeType: "application/octet-stream", blob: "AAEC" } },
-  { type: "text", text: "and a closing remark" },
-]
+import { loadMcp, type Answer, type McpSource, type Request } from "toolnexus"
+import { ALL_DEFAULTS, DEFAULTS_SCHEMA, RICH_CONTENT, type TrafficEvent } from "./fixtures/traffic-tools.mjs"
+import { assertCleanExit, fixture, linesWith, NODE, poll, readRecord, runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
+import {
+  assertOk,
+  assertProgressSteps,
+  cancelBesideNeighbour,
+  elicited,
+  LOG_ENTRIES,
+  progressRecorder,
+} from "./traffic-shared.js"
 
 const SERVER = "trf"
 const LEVELS = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"] as const
@@ -52,24 +30,7 @@ const traffic = (record?: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-interface TrafficEvent {
-  event: "started" | "cancelled" | "late-answer" | "late-progress-sent"
-  tool?: string
-  args?: Record<string, unknown>
-  requestId: string | number
-  progressToken?: string | number | null
-  reason?: string | null
-  count?: number
-}
-
-function events(file: string): TrafficEvent[] {
-  if (!fs.existsSync(file)) return []
-  return fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as TrafficEvent)
-}
+const events = (file: string) => readRecord<TrafficEvent>(file)
 
 const waitForTraffic = (file: string, match: (e: TrafficEvent) => boolean, ms = 10_000) =>
   poll(() => events(file).find(match), ms)
@@ -88,17 +49,6 @@ async function withSource<T>(
   } finally {
     await source.close()
   }
-}
-
-/** Asserts a successful result with exactly `output`. */
-function assertOk(res: ToolResult, output: string, what = "the call") {
-  assert.deepEqual([res.isError, res.output], [false, output], `${what}: ${JSON.stringify(res)}`)
-}
-
-/** Parses the `{ action, content }` JSON an eliciting fixture tool answers with. */
-function elicited(res: ToolResult) {
-  assert.equal(res.isError, false, `the eliciting call failed: ${res.output}`)
-  return JSON.parse(res.output)
 }
 
 // ---------------------------------------------------------------- elicitation
@@ -191,24 +141,6 @@ describe("time waiting for a person is not a timeout", { timeout: 30_000 }, () =
 
 // ---------------------------------------------------------------- progress
 
-type Progress = { progress: number; total?: number; message?: string }
-
-/** An `onProgress` that records what it gets, and whether the call had already settled. */
-function progressRecorder() {
-  const seen: Progress[] = []
-  let settled = false
-  const afterSettle: Progress[] = []
-  const onProgress = (p: Progress) => {
-    // Only the documented fields; absent ones stay absent.
-    const picked: Progress = { progress: p.progress }
-    if (p.total !== undefined) picked.total = p.total
-    if (p.message !== undefined) picked.message = p.message
-    seen.push(picked)
-    if (settled) afterSettle.push(picked)
-  }
-  return { seen, afterSettle, onProgress, settle: () => (settled = true) }
-}
-
 describe("progress", { timeout: 30_000 }, () => {
   test("the server gets a progressToken and onProgress sees every notification, in order, before the call settles", async (t) => {
     const record = path.join(tempDir(t), "events.jsonl")
@@ -220,17 +152,7 @@ describe("progress", { timeout: 30_000 }, () => {
       )
       rec.settle()
       assertOk(res, "progress done: 6")
-      const started = events(record).find((e) => e.event === "started" && e.tool === "progress")
-      assert.ok(started, "the progress tool never started")
-      assert.ok(
-        typeof started.progressToken === "string" || typeof started.progressToken === "number",
-        `progressToken on the call: ${JSON.stringify(started.progressToken)}`,
-      )
-      const expected: Progress[] = [
-        { progress: 0 },
-        ...Array.from({ length: 6 }, (_, i) => ({ progress: i + 1, total: 6, message: `step ${i + 1} of 6` })),
-      ]
-      assert.deepEqual(rec.seen, expected)
+      assertProgressSteps(events(record), rec.seen, 6)
       await sleep(300)
       assert.deepEqual(rec.afterSettle, [], "onProgress was called after the call settled")
     })
@@ -293,29 +215,14 @@ describe("cancellation", { timeout: 30_000 }, () => {
     const record = path.join(tempDir(t), "events.jsonl")
     await withSource({ [SERVER]: traffic(record) }, {}, async (source) => {
       const slow = toolNamed(source, `${SERVER}_slow`)
-      // Another call in flight first, so the cancelled one is not simply the only request.
-      const neighbour = slow.execute({ ms: 2_500 })
-      const controller = new AbortController()
-      const pending = slow.execute({ late: 300 }, { signal: controller.signal })
-      const started = await poll(() => {
-        const all = events(record).filter((e) => e.event === "started" && e.tool === "slow")
-        return all.length === 2 ? all : undefined
-      }, 10_000)
-      assert.ok(started, `both slow calls should start; record: ${JSON.stringify(events(record))}`)
-      const target = started.find((e) => e.args?.late === 300)
-      const neighbourStarted = started.find((e) => e.args?.ms === 2_500)
-      assert.ok(target && neighbourStarted, `record: ${JSON.stringify(started)}`)
-
-      const abortedAt = Date.now()
-      controller.abort(new Error("the user pressed stop"))
-      const res = await pending
-      const settleMs = Date.now() - abortedAt
-      assert.equal(res.isError, true, `an aborted call must be an error result: ${JSON.stringify(res)}`)
-      assert.ok(settleMs < 1_000, `the aborted call settled ${settleMs} ms after the abort`)
-
-      const cancelled = await waitForTraffic(record, (e) => e.event === "cancelled")
-      assert.ok(cancelled, `no notifications/cancelled reached the server; record: ${JSON.stringify(events(record))}`)
-      assert.deepEqual(cancelled.requestId, target.requestId, "notifications/cancelled names another request")
+      const { res, neighbour, neighbourStarted, cancelled } = await cancelBesideNeighbour({
+        slow,
+        events: () => events(record),
+        what: "record",
+        neighbourArgs: { ms: 2_500 },
+        targetArgs: { late: 300 },
+        cancelMs: 10_000,
+      })
       assert.equal(events(record).filter((e) => e.event === "cancelled").length, 1, "exactly one request was cancelled")
 
       // A call started right after the abort is in flight when the late answer comes.
@@ -345,15 +252,7 @@ describe("logging", { timeout: 30_000 }, () => {
   test("notifications/message reaches onLog with the server name, level and data, in order", async () => {
     const logs: Array<{ server: string; level: string; data: unknown }> = []
     const onLog = (server: string, level: string, data: unknown) => logs.push({ server, level, data })
-    const entriesA = [
-      { level: "info", data: "alpha starting" },
-      { level: "notice", data: { phase: "index", files: 12, nested: { ok: true, list: [1, "two", null] } } },
-      { level: "warning", data: "disk almost full" },
-      { level: "error", data: ["a", 2] },
-      { level: "critical", data: 42 },
-      { level: "alert", data: { page: "oncall" } },
-      { level: "emergency", data: "everything is on fire" },
-    ]
+    const entriesA = LOG_ENTRIES
     const entriesB = [{ level: "error", data: { from: "beta" } }]
     await withSource({ alpha: traffic(), beta: traffic() }, { onLog }, async (source) => {
       assertOk(await toolNamed(source, "alpha_log").execute({ entries: entriesA }), "logged 7")
