@@ -10,7 +10,7 @@ use std::time::Duration;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 mod store;
@@ -92,11 +92,7 @@ pub fn list_mcp_tools<'env>(
         let inventory = inventory::list_inventory(&config, &cancel)
             .await
             .map_err(|_| aborted())?;
-        to_json(&json!({
-            "tools": inventory.tools,
-            "status": inventory.status,
-            "failures": inventory.failures,
-        }))
+        to_json(&inventory)
     })
 }
 

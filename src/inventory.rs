@@ -120,11 +120,18 @@ async fn kill_all(outcomes: Vec<ServerOutcome>) {
         .into_iter()
         .filter_map(|o| o.connected)
         .map(|c| c.session);
-    let kills: Vec<_> = sessions
-        .map(|s| tokio::spawn(async move { s.kill().await }))
-        .collect();
-    for kill in kills {
-        let _ = kill.await;
+    in_parallel(sessions.map(|s| async move { s.kill().await })).await;
+}
+
+/// Runs every future on its own task and waits for all of them: closing or killing many
+/// servers takes as long as the slowest, not the sum.
+pub(crate) async fn in_parallel<F>(futures: impl IntoIterator<Item = F>)
+where
+    F: std::future::Future<Output = ()> + Send + 'static,
+{
+    let tasks: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
+    for task in tasks {
+        let _ = task.await;
     }
 }
 
@@ -153,15 +160,23 @@ pub(crate) fn tool_info(tool: &Tool, name: String, closed: bool) -> ToolInfo {
     }
 }
 
-/// The result of `listMcpTools`.
+/// The result of `listMcpTools`, serialised as `{ tools, status, failures }`.
 #[derive(Debug, Serialize)]
 pub struct Inventory {
     /// Connected servers only, config order; tools unfiltered with their original names.
-    pub tools: Map<String, Value>,
+    #[serde(serialize_with = "as_map")]
+    pub tools: Vec<(String, Vec<ToolInfo>)>,
     pub status: Map<String, Value>,
     /// One line per failed server, for diagnostics.
-    #[serde(skip)]
     pub failures: Vec<String>,
+}
+
+/// Pairs as a JSON object, keeping their order.
+fn as_map<S: serde::Serializer, T: Serialize>(
+    pairs: &[(String, T)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 pub async fn list_inventory(
@@ -170,29 +185,23 @@ pub async fn list_inventory(
 ) -> Result<Inventory, Aborted> {
     let outcomes = connect_all(config, &Hooks::default(), cancel).await?;
     let mut inventory = Inventory {
-        tools: Map::new(),
+        tools: Vec::new(),
         status: Map::new(),
         failures: Vec::new(),
     };
-    let mut closing = Vec::new();
+    let mut sessions = Vec::new();
     for outcome in outcomes {
         record_status(&mut inventory.status, &mut inventory.failures, &outcome);
         if let Some(connected) = outcome.connected {
-            let infos: Vec<ToolInfo> = connected
+            let infos = connected
                 .tools
                 .iter()
-                .map(|t| tool_info(t, t.name.to_string(), false))
-                .collect();
-            inventory.tools.insert(
-                outcome.name,
-                serde_json::to_value(infos).unwrap_or_default(),
-            );
-            closing.push(tokio::spawn(async move { connected.session.close().await }));
+                .map(|t| tool_info(t, t.name.to_string(), false));
+            inventory.tools.push((outcome.name, infos.collect()));
+            sessions.push(connected.session);
         }
     }
-    for close in closing {
-        let _ = close.await;
-    }
+    in_parallel(sessions.into_iter().map(|s| async move { s.close().await })).await;
     Ok(inventory)
 }
 
@@ -279,14 +288,12 @@ pub async fn load_source(
 impl Source {
     /// Closes every session in parallel. Idempotent.
     pub async fn close(&self) {
-        let closing: Vec<_> = self
-            .sessions
-            .iter()
-            .cloned()
-            .map(|s| tokio::spawn(async move { s.close().await }))
-            .collect();
-        for close in closing {
-            let _ = close.await;
-        }
+        in_parallel(
+            self.sessions
+                .iter()
+                .cloned()
+                .map(|s| async move { s.close().await }),
+        )
+        .await;
     }
 }

@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
-use crate::inventory::tool_info;
+use crate::inventory::{in_parallel, tool_info};
 use crate::session::{CallOptions, Hooks, Session};
 use crate::tool_result::ToolOutput;
 use rmcp::model::Tool;
@@ -321,26 +321,20 @@ impl Store {
 
     /// Waits for the view's initializing servers, each at most its kind's bound.
     pub async fn wait_initializing(&self, agent: Option<&str>) {
-        let waits: Vec<_> = self
-            .view(agent)
-            .into_iter()
-            .map(|service| {
-                let options = &self.inner.options;
-                let bound = if service.remote {
-                    options.wait_remote
-                } else {
-                    options.wait_local
-                };
-                let mut state = service.state.subscribe();
-                tokio::spawn(async move {
-                    let settled = state.wait_for(|s| s.phase != Phase::Initializing);
-                    let _ = tokio::time::timeout(bound, settled).await;
-                })
-            })
-            .collect();
-        for wait in waits {
-            let _ = wait.await;
-        }
+        let options = &self.inner.options;
+        let waits = self.view(agent).into_iter().map(|service| {
+            let bound = if service.remote {
+                options.wait_remote
+            } else {
+                options.wait_local
+            };
+            let mut state = service.state.subscribe();
+            async move {
+                let settled = state.wait_for(|s| s.phase != Phase::Initializing);
+                let _ = tokio::time::timeout(bound, settled).await;
+            }
+        });
+        in_parallel(waits).await;
     }
 
     fn find(&self, agent: Option<&str>, service_name: &str) -> Option<Arc<Service>> {
