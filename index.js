@@ -3,7 +3,7 @@
 // Tool objects. Everything MCP happens in Rust.
 import * as native from "./binding.js"
 
-import { runToolCall } from "./js/call.js"
+import { callQueue, runToolCall } from "./js/call.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -51,14 +51,15 @@ export async function listMcpTools(input, opts) {
 export async function loadMcp(input, opts) {
   const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
   const onLog = bridgeOnLog(opts?.onLog)
+  const calls = callQueue(() => handle.takeEvents())
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor, onLog),
+    native.loadMcp(configSource(input), canceller, waitFor, onLog, calls.wake),
   )
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)
   return {
-    tools: tools.map((tool, index) => mcpTool(handle, tool, index)),
+    tools: tools.map((tool, index) => mcpTool(handle, calls, tool, index)),
     status,
     close: () => handle.close(),
   }
@@ -93,7 +94,7 @@ function bridgeOnLog(onLog) {
   }
 }
 
-function mcpTool(handle, { name, description, inputSchema, server }, index) {
+function mcpTool(handle, calls, { name, description, inputSchema, server }, index) {
   const metadata = { server }
   return {
     name,
@@ -101,9 +102,10 @@ function mcpTool(handle, { name, description, inputSchema, server }, index) {
     inputSchema,
     source: "mcp",
     execute: (args, ctx) =>
-      runToolCall(metadata, ctx, (timeout, canceller, onProgress) =>
-        handle.callTool(index, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
-      ),
+      runToolCall(metadata, ctx, (timeout, onProgress) => {
+        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined)
+        return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
+      }),
   }
 }
 

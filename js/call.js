@@ -1,9 +1,8 @@
-// One native tool call as both loadMcp's and the store's Tool handles run it: the
-// AbortSignal becomes a native cancellation, onProgress stops once the call settles, and
-// nothing ever rejects.
+// One tool call as both loadMcp's and the store's Tool handles run it: the AbortSignal
+// aborts the native call, onProgress stops once the call settles, and nothing rejects.
 import * as native from "../binding.js"
 
-/** `onProgress` as the binding calls it: nothing is delivered once the call has settled. */
+/** `onProgress` as native events reach it: nothing is delivered once the call has settled. */
 function progressListener(onProgress) {
   const listener = (event) => {
     if (listener.settled) return
@@ -16,25 +15,61 @@ function progressListener(onProgress) {
 }
 
 /**
- * Runs `call(timeout, canceller, onProgress)` (a native callTool) with `ctx`, and shapes its
- * result as a ToolResult whose metadata starts from `metadata` (`server` first of all).
+ * Runs `start(timeout, onProgress)`, which starts a native call and returns
+ * `{ result, abort }` (a promise of `{ output, isError, content }` and how to abort it),
+ * and shapes the outcome as a ToolResult whose metadata starts from `metadata`.
  */
-export async function runToolCall(metadata, ctx, call) {
+export async function runToolCall(metadata, ctx, start) {
   const signal = ctx?.signal
   if (signal?.aborted) {
     return { output: `MCP server "${metadata.server}": tools/call was aborted`, isError: true, metadata: { ...metadata } }
   }
-  const canceller = signal && new native.Canceller()
-  const onAbort = () => canceller.cancel()
-  signal?.addEventListener("abort", onAbort, { once: true })
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
+  let call
   try {
-    const { output, isError, content } = await call(ctx?.timeout, canceller, onProgress)
+    call = start(ctx?.timeout, onProgress)
+    signal?.addEventListener("abort", call.abort, { once: true })
+    const { output, isError, content } = await call.result
     return { output, isError, metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata } }
   } catch (error) {
     return { output: `MCP server "${metadata.server}": ${error?.message ?? error}`, isError: true, metadata: { ...metadata } }
   } finally {
-    signal?.removeEventListener("abort", onAbort)
+    if (call) signal?.removeEventListener("abort", call.abort)
     if (onProgress) onProgress.settled = true
+  }
+}
+
+/**
+ * The JS side of a native call queue: `wake` takes the queued events (`take()`, flat
+ * `[id, kind, a, b, c, ...]`) and settles or informs the calls they belong to.
+ */
+export function callQueue(take) {
+  const pending = new Map() // id → { resolve, onProgress }
+  return {
+    wake() {
+      const events = take()
+      for (let i = 0; i < events.length; i += 5) {
+        const call = pending.get(events[i])
+        if (call === undefined) continue
+        if (events[i + 1] === 0) {
+          pending.delete(events[i])
+          call.resolve({ output: events[i + 2], isError: events[i + 3], content: events[i + 4] })
+        } else {
+          call.onProgress?.({ progress: events[i + 2], total: events[i + 3], message: events[i + 4] })
+        }
+      }
+    },
+    /** The outcome of call `id`, whose progress goes to `onProgress`. */
+    result(id, onProgress) {
+      return new Promise((resolve) => pending.set(id, { resolve, onProgress }))
+    },
+  }
+}
+
+/** A store call: a native promise, aborted through a native canceller. */
+export function cancellableCall(call) {
+  return (timeout, onProgress) => {
+    const canceller = new native.Canceller()
+    return { result: call(timeout, canceller, onProgress), abort: () => canceller.cancel() }
   }
 }

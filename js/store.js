@@ -3,7 +3,7 @@
 // restart; this layer turns its JSON into frozen objects once per change (keyed on the
 // store's version counter), so listing again costs a counter read and an array copy.
 import * as native from "../binding.js"
-import { runToolCall } from "./call.js"
+import { cancellableCall, runToolCall } from "./call.js"
 
 const STORE = Symbol("store view")
 
@@ -172,8 +172,12 @@ class View {
       serviceName,
       clientId,
       execute: (args, ctx) =>
-        runToolCall(metadata, ctx, (timeout, canceller, onProgress) =>
-          nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
+        runToolCall(
+          metadata,
+          ctx,
+          cancellableCall((timeout, canceller, onProgress) =>
+            nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
+          ),
         ),
     })
   }

@@ -7,6 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod call_queue;
+
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -15,10 +17,11 @@ use tokio_util::sync::CancellationToken;
 
 mod store;
 
+use self::call_queue::{CallQueue, Wake};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source};
-use crate::session::{CallOptions, Hooks, Logger, Progress};
+use crate::session::{CallOptions, CallSpec, Hooks, Logger, Progress};
 use crate::tool_result::ToolOutput;
 use crate::transport::groups;
 
@@ -142,6 +145,7 @@ pub fn load_mcp<'env>(
     canceller: &Canceller,
     wait_for: Option<WaitFor>,
     on_log: Option<OnLog>,
+    wake: Wake,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
@@ -157,6 +161,7 @@ pub fn load_mcp<'env>(
         Ok(McpSourceHandle {
             source: Arc::new(source),
             summary,
+            calls: Arc::new(CallQueue::new(wake)),
         })
     })
 }
@@ -166,6 +171,7 @@ pub fn load_mcp<'env>(
 pub struct McpSourceHandle {
     source: Arc<Source>,
     summary: String,
+    calls: Arc<CallQueue>,
 }
 
 /// What `summary()` returns, borrowed from the source: serialising it copies no schema.
@@ -236,9 +242,7 @@ impl CallRequest {
         canceller: Option<&Canceller>,
         on_progress: Option<OnProgress>,
     ) -> Self {
-        let timeout = timeout_ms
-            .filter(|ms| *ms > 0.0 && ms.is_finite())
-            .map(|ms| Duration::from_secs_f64(ms / 1000.0));
+        let timeout = call_timeout(timeout_ms);
         let on_progress = on_progress.map(|f| {
             Box::new(move |p: Progress| {
                 let event = ProgressEvent {
@@ -258,14 +262,8 @@ impl CallRequest {
         }
     }
 
-    /// The arguments, or the error result to answer when they are not a JSON object.
-    pub(crate) fn arguments(
-        &self,
-        tool: &str,
-    ) -> std::result::Result<Map<String, Value>, ToolOutput> {
-        serde_json::from_str(&self.args_json).map_err(|_| {
-            ToolOutput::error(format!("arguments for \"{tool}\" must be a JSON object"))
-        })
+    pub(crate) fn args_json(&self) -> &str {
+        &self.args_json
     }
 
     pub(crate) fn options(&self, default_timeout: Duration) -> CallOptions<'_> {
@@ -275,6 +273,12 @@ impl CallRequest {
             on_progress: self.on_progress.as_deref(),
         }
     }
+}
+
+/// A call's own timeout, when it gives a usable one.
+fn call_timeout(ms: Option<f64>) -> Option<Duration> {
+    ms.filter(|ms| *ms > 0.0 && ms.is_finite())
+        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
 }
 
 #[napi(object)]
@@ -296,35 +300,44 @@ impl McpSourceHandle {
         self.summary.clone()
     }
 
-    /// Calls tool number `index` of `summary().tools`. Resolves an error result on any
-    /// failure; never rejects.
+    /// Starts tool number `index` of `summary().tools` and returns the call's id; its
+    /// progress and outcome come through `takeEvents`. Never throws for a failed call.
     #[napi]
-    pub fn call_tool<'env>(
+    pub fn call_tool(
         &self,
-        env: &'env Env,
+        env: &Env,
         index: u32,
         args_json: String,
         timeout_ms: Option<f64>,
-        canceller: Option<&Canceller>,
-        on_progress: Option<OnProgress>,
-    ) -> Result<PromiseRaw<'env, CallResult>> {
-        let source = self.source.clone();
-        let request = CallRequest::new(args_json, timeout_ms, canceller, on_progress);
-        env.spawn_future(async move {
-            let tool = source
-                .tools
-                .get(index as usize)
-                .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
-            let session = &source.sessions[tool.server];
-            let output = match request.arguments(&tool.info.name) {
-                Ok(args) => {
-                    let options = request.options(session.timeout());
-                    session.call_tool(&tool.original, args, options).await
-                }
-                Err(error) => error,
-            };
-            Ok(output.into())
-        })
+        wants_progress: bool,
+    ) -> Result<f64> {
+        let tool = self
+            .source
+            .tools
+            .get(index as usize)
+            .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+        let session = &self.source.sessions[tool.server];
+        let spec = CallSpec {
+            timeout: call_timeout(timeout_ms).unwrap_or(session.timeout()),
+            wants_progress,
+        };
+        self.calls.started(env)?;
+        let id = session.start_call(&tool.original, &args_json, spec, self.calls.clone());
+        Ok(id as f64)
+    }
+
+    /// Aborts call `id` of tool number `index`, if it is still running.
+    #[napi]
+    pub fn abort_call(&self, index: u32, id: f64) {
+        if let Some(tool) = self.source.tools.get(index as usize) {
+            self.source.sessions[tool.server].abort_call(id as u64);
+        }
+    }
+
+    /// Every call event since the last take, flat: `[id, kind, a, b, c, ...]`.
+    #[napi]
+    pub fn take_events<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        self.calls.take(env)
     }
 
     /// Closes every session and kills every server process tree. Idempotent.

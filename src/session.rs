@@ -2,36 +2,38 @@
 //! close. Every phase is bounded by the server's timeout, by the caller's cancellation and,
 //! for local servers, by the child's exit, so no step can hang.
 
+mod clock;
 mod handler;
+mod local_calls;
 mod observer;
+mod remote_calls;
+mod wording;
 
 use std::collections::HashSet;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::Peer;
-use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotification, CancelledNotificationParam,
-    ClientRequest, ErrorData, PaginatedRequestParams, RequestId, ServerResult, Tool,
-};
-use rmcp::service::{
-    ClientInitializeError, PeerRequestOptions, RoleClient, RunningService, ServiceError, ServiceExt,
-};
+use rmcp::model::{ErrorData, PaginatedRequestParams, Tool};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::Transport;
-use rmcp::transport::async_rw::AsyncRwTransport;
-use serde_json::{Map, Value};
-use tokio::time::sleep_until;
+use serde_json::Value;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use self::handler::{Client, Shared};
+use self::local_calls::LocalCalls;
 use self::observer::Observed;
+use self::remote_calls::RemoteCalls;
+use self::wording::{answered_with_error, during, failed, timed_out};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
-use crate::tool_result::{self, ToolOutput};
+use crate::tool_result::ToolOutput;
+use crate::transport::http;
+use crate::transport::lines::{LineTransport, LineWriter};
 use crate::transport::stdio::ChildProcess;
-use crate::transport::{MAX_MESSAGE_BYTES, http};
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;
@@ -59,7 +61,23 @@ pub struct Progress {
     pub message: Option<String>,
 }
 
+/// Where a call's progress and outcome go, in the order the server sent them; called on
+/// whichever thread learns of them.
+pub trait CallSink: Send + Sync {
+    fn progress(&self, call: u64, progress: Progress);
+    fn done(&self, call: u64, output: ToolOutput);
+}
+
 /// How one `tools/call` is run.
+#[derive(Clone, Copy)]
+pub struct CallSpec {
+    /// Restarted by progress, paused while a person answers an elicitation.
+    pub timeout: Duration,
+    /// Progress restarts the clock either way; only wanted progress reaches the sink.
+    pub wants_progress: bool,
+}
+
+/// How one awaited `tools/call` is run.
 pub struct CallOptions<'a> {
     /// Restarted by progress, paused while a person answers an elicitation.
     pub timeout: Duration,
@@ -74,15 +92,25 @@ pub enum Failure {
     Reason(String),
 }
 
+/// Call ids, unique in the process, so that one sink can serve many sessions.
+static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
 pub struct Session {
     name: String,
     timeout: Duration,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     shared: Arc<Shared>,
-    child: Option<ChildProcess>,
+    child: Option<Arc<ChildProcess>>,
+    calls: Calls,
     /// Cancelled by `close`, so that calls in flight end at once.
     closed: CancellationToken,
+}
+
+/// Local servers' calls bypass rmcp (see `local_calls`); remote ones go through it.
+enum Calls {
+    Local(Arc<LocalCalls>),
+    Remote(RemoteCalls),
 }
 
 impl Session {
@@ -97,15 +125,24 @@ impl Session {
         match &spec.transport {
             TransportSpec::Local(local) => {
                 let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
-                let transport = AsyncRwTransport::new_client(pipes.stdout, pipes.stdin)
-                    .with_max_line_length(MAX_MESSAGE_BYTES);
+                let child = Arc::new(child);
+                let writer = match LineWriter::new(pipes.stdin) {
+                    Ok(writer) => writer,
+                    Err(e) => {
+                        child.shutdown(Duration::ZERO).await;
+                        return Err(Failure::Reason(format!("cannot write to the server: {e}")));
+                    }
+                };
+                let calls = LocalCalls::new(handler.0.clone(), writer.clone(), child.clone());
+                let transport = LineTransport::new(pipes.stdout, writer, calls.clone());
                 let start = Start {
                     name,
                     timeout: spec.timeout,
                     cancel,
                 };
+                let local = Some((child, calls));
                 start
-                    .run(handler, Some(child), transport, |e| e.to_string())
+                    .run(handler, local, transport, |e| e.to_string())
                     .await
             }
             TransportSpec::Remote(remote) => {
@@ -205,88 +242,61 @@ impl Session {
         )))
     }
 
-    /// Calls a tool. Never fails: every failure becomes an error result naming the server.
-    pub async fn call_tool(
+    /// Starts `tools/call` (the server's own tool name, the arguments as JSON text);
+    /// its progress and outcome go to `sink` under the returned id. Never blocks, and
+    /// the outcome always comes: every failure becomes an error result naming the server.
+    pub fn start_call(
         &self,
         tool: &str,
-        arguments: Map<String, Value>,
-        options: CallOptions<'_>,
-    ) -> ToolOutput {
-        match self.call(tool, arguments, options).await {
-            Ok(result) => result,
-            Err(Failure::Aborted) => ToolOutput::error(format!(
-                "MCP server \"{}\": tools/call \"{tool}\" was aborted",
-                self.name
-            )),
-            Err(Failure::Reason(reason)) => {
-                ToolOutput::error(format!("MCP server \"{}\" {reason}", self.name))
-            }
+        args_json: &str,
+        spec: CallSpec,
+        sink: Arc<dyn CallSink>,
+    ) -> u64 {
+        let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        match &self.calls {
+            Calls::Local(calls) => calls.start(id, tool, args_json, spec, sink),
+            Calls::Remote(calls) => calls.start(id, tool, args_json, spec, sink),
+        }
+        id
+    }
+
+    /// Aborts call `id` if it is still running: the server is told, and the call ends
+    /// with an "aborted" error.
+    pub fn abort_call(&self, id: u64) {
+        match &self.calls {
+            Calls::Local(calls) => calls.abort(id),
+            Calls::Remote(calls) => calls.abort(id),
         }
     }
 
-    async fn call(
+    /// Calls a tool and waits for the outcome.
+    pub async fn call_tool(
         &self,
         tool: &str,
-        arguments: Map<String, Value>,
+        args_json: &str,
         options: CallOptions<'_>,
-    ) -> Result<ToolOutput, Failure> {
-        let during = format!("tools/call \"{tool}\"");
-        if self.closed.is_cancelled() {
-            return Err(Failure::Reason(format!("is closed; cannot run {during}")));
-        }
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = Some(arguments);
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        // No rmcp timeout: the clock below also pauses while a person answers an elicitation.
-        let handle = self
-            .peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| Failure::Reason(describe(&e, &during)))?;
-        let id = handle.id.clone();
-        let (_route, mut progress) = self.shared.track_progress(handle.progress_token.clone());
-        let mut eliciting = self.shared.eliciting.subscribe();
-        let mut clock = Clock::new(options.timeout, *eliciting.borrow_and_update() > 0);
-        let response = handle.await_response();
-        tokio::pin!(response);
-        let response = loop {
-            tokio::select! {
-                biased;
-                _ = options.cancel.cancelled() => {
-                    self.send_cancelled(id, "aborted by the client").await;
-                    return Err(Failure::Aborted);
-                }
-                _ = self.closed.cancelled() => {
-                    return Err(Failure::Reason(format!("was closed during {during}")));
-                }
-                response = &mut response => break response,
-                Some(update) = progress.recv() => {
-                    clock.restart();
-                    if let Some(on_progress) = &options.on_progress {
-                        on_progress(update);
-                    }
-                }
-                Ok(()) = eliciting.changed() => clock.set_paused(*eliciting.borrow_and_update() > 0),
-                _ = clock.expiry() => {
-                    self.send_cancelled(id, "request timeout").await;
-                    let ms = options.timeout.as_millis();
-                    return Err(Failure::Reason(format!("did not answer {during} within {ms} ms")));
-                }
-            }
+    ) -> ToolOutput {
+        let (sink, mut events) = ChannelSink::pair();
+        let spec = CallSpec {
+            timeout: options.timeout,
+            wants_progress: options.on_progress.is_some(),
         };
-        // Progress sent before the answer was routed before it arrived: deliver it first.
-        if let Some(on_progress) = &options.on_progress {
-            while let Ok(update) = progress.try_recv() {
-                on_progress(update);
+        let id = self.start_call(tool, args_json, spec, sink);
+        let mut aborted = false;
+        loop {
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(Ok(output)) => return output,
+                    Some(Err(progress)) => if let Some(on_progress) = options.on_progress {
+                        on_progress(progress);
+                    },
+                    None => return failed(&self.name, format!("lost {}", during(tool))),
+                },
+                _ = options.cancel.cancelled(), if !aborted => {
+                    aborted = true;
+                    self.abort_call(id);
+                }
             }
-        }
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => Ok(tool_result::convert(result)),
-            Ok(ServerResult::EmptyResult(_)) => Ok(ToolOutput::text(String::new())),
-            Ok(_) => Err(Failure::Reason(format!(
-                "sent an unexpected response to {during}"
-            ))),
-            Err(error) => Err(Failure::Reason(self.explain(&error, &during).await)),
         }
     }
 
@@ -327,18 +337,12 @@ impl Session {
         self.shared.tools_changed.subscribe()
     }
 
-    /// Tells the server to stop working on a request whose answer nobody will read.
-    async fn send_cancelled(&self, id: RequestId, reason: &str) {
-        let params = CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
-        let _ = self
-            .peer
-            .send_notification(CancelledNotification::new(params).into())
-            .await;
-    }
-
     /// Ends the session and kills the server's process tree. Idempotent.
     pub async fn close(&self) {
         self.closed.cancel();
+        if let Calls::Local(calls) = &self.calls {
+            calls.close();
+        }
         let service = self
             .service
             .lock()
@@ -356,6 +360,9 @@ impl Session {
     /// Kills the server at once (used when the caller aborts).
     pub async fn kill(&self) {
         self.closed.cancel();
+        if let Calls::Local(calls) = &self.calls {
+            calls.close();
+        }
         if let Some(child) = &self.child {
             child.shutdown(Duration::ZERO).await;
         }
@@ -376,18 +383,7 @@ impl Session {
         cancel: &'a CancellationToken,
         step: impl Future<Output = Result<T, String>> + 'a,
     ) -> impl Future<Output = Result<T, Failure>> + 'a {
-        bounded(self.child.as_ref(), phase, timeout, cancel, step)
-    }
-
-    /// A transport failure usually means the child died: say how, when it did.
-    async fn explain(&self, error: &ServiceError, phase: &str) -> String {
-        if let ServiceError::TransportClosed | ServiceError::TransportSend(_) = error
-            && let Some(child) = &self.child
-            && let Some(status) = child.exit_within(Duration::from_millis(500)).await
-        {
-            return child.describe_exit(status, phase).await;
-        }
-        describe(error, phase)
+        bounded(self.child.as_deref(), phase, timeout, cancel, step)
     }
 }
 
@@ -402,7 +398,7 @@ impl Start<'_> {
     async fn run<T>(
         self,
         handler: Client,
-        child: Option<ChildProcess>,
+        local: Option<(Arc<ChildProcess>, Arc<LocalCalls>)>,
         transport: T,
         explain: impl FnOnce(&ClientInitializeError) -> String,
     ) -> Result<Session, Failure>
@@ -411,8 +407,9 @@ impl Start<'_> {
     {
         let transport = Observed::new(transport, handler.0.clone());
         let initialize = async { handler.serve(transport).await.map_err(|e| explain(&e)) };
+        let (child, local_calls) = local.unzip();
         match bounded(
-            child.as_ref(),
+            child.as_deref(),
             "initialize",
             self.timeout,
             self.cancel,
@@ -420,15 +417,29 @@ impl Start<'_> {
         )
         .await
         {
-            Ok(service) => Ok(Session {
-                name: self.name.to_owned(),
-                timeout: self.timeout,
-                peer: service.peer().clone(),
-                shared: service.service().0.clone(),
-                service: Mutex::new(Some(service)),
-                child,
-                closed: CancellationToken::new(),
-            }),
+            Ok(service) => {
+                let peer = service.peer().clone();
+                let shared = service.service().0.clone();
+                let closed = CancellationToken::new();
+                let calls = match local_calls {
+                    Some(calls) => Calls::Local(calls),
+                    None => Calls::Remote(RemoteCalls::new(
+                        peer.clone(),
+                        shared.clone(),
+                        closed.clone(),
+                    )),
+                };
+                Ok(Session {
+                    name: self.name.to_owned(),
+                    timeout: self.timeout,
+                    peer,
+                    shared,
+                    service: Mutex::new(Some(service)),
+                    child,
+                    calls,
+                    closed,
+                })
+            }
             Err(failure) => {
                 if let Some(child) = child {
                     child.shutdown(Duration::ZERO).await;
@@ -467,10 +478,7 @@ async fn bounded<T>(
                 },
                 None => error,
             })),
-            Err(_) => Err(Failure::Reason(format!(
-                "did not answer {phase} within {} ms",
-                timeout.as_millis()
-            ))),
+            Err(_) => Err(Failure::Reason(timed_out(phase, timeout))),
         },
         status = exited => {
             let child = child.expect("only a child can exit");
@@ -482,12 +490,8 @@ async fn bounded<T>(
 /// A protocol error in words, never a bare code.
 fn describe(error: &ServiceError, phase: &str) -> String {
     match error {
-        ServiceError::McpError(ErrorData { message, .. }) => {
-            format!("answered {phase} with an error: {message}")
-        }
-        ServiceError::Timeout { timeout } => {
-            format!("did not answer {phase} within {} ms", timeout.as_millis())
-        }
+        ServiceError::McpError(ErrorData { message, .. }) => answered_with_error(phase, message),
+        ServiceError::Timeout { timeout } => timed_out(phase, *timeout),
         ServiceError::TransportClosed => format!("closed the connection during {phase}"),
         ServiceError::TransportSend(e) => format!("could not be sent {phase}: {e}"),
         ServiceError::Cancelled { reason } => format!(
@@ -498,48 +502,25 @@ fn describe(error: &ServiceError, phase: &str) -> String {
     }
 }
 
-/// A call's timeout: restarted by progress, paused while a person is being asked.
-struct Clock {
-    timeout: Duration,
-    deadline: tokio::time::Instant,
-    /// Time left when paused.
-    paused: Option<Duration>,
+/// Hands a call's events to the task awaiting it: `Err` carries progress.
+struct ChannelSink(mpsc::UnboundedSender<Result<ToolOutput, Progress>>);
+
+impl ChannelSink {
+    fn pair() -> (
+        Arc<dyn CallSink>,
+        mpsc::UnboundedReceiver<Result<ToolOutput, Progress>>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Arc::new(ChannelSink(tx)), rx)
+    }
 }
 
-impl Clock {
-    fn new(timeout: Duration, paused: bool) -> Clock {
-        let mut clock = Clock {
-            timeout,
-            deadline: tokio::time::Instant::now() + timeout,
-            paused: None,
-        };
-        clock.set_paused(paused);
-        clock
+impl CallSink for ChannelSink {
+    fn progress(&self, _call: u64, progress: Progress) {
+        let _ = self.0.send(Err(progress));
     }
 
-    fn restart(&mut self) {
-        match &mut self.paused {
-            Some(left) => *left = self.timeout,
-            None => self.deadline = tokio::time::Instant::now() + self.timeout,
-        }
-    }
-
-    fn set_paused(&mut self, pause: bool) {
-        let now = tokio::time::Instant::now();
-        match (pause, self.paused) {
-            (true, None) => self.paused = Some(self.deadline.saturating_duration_since(now)),
-            (false, Some(left)) => {
-                self.deadline = now + left;
-                self.paused = None;
-            }
-            _ => {}
-        }
-    }
-
-    async fn expiry(&self) {
-        match self.paused {
-            Some(_) => std::future::pending().await,
-            None => sleep_until(self.deadline).await,
-        }
+    fn done(&self, _call: u64, output: ToolOutput) {
+        let _ = self.0.send(Ok(output));
     }
 }

@@ -356,7 +356,7 @@ impl Store {
         agent: Option<&str>,
         service_name: &str,
         tool: &str,
-        arguments: Map<String, Value>,
+        args_json: &str,
         options: CallOptions<'_>,
     ) -> ToolOutput {
         let Some(service) = self.find(agent, service_name) else {
@@ -381,7 +381,7 @@ impl Store {
             _ = options.cancel.cancelled() => None,
         };
         match session {
-            Some(session) => session.call_tool(tool, arguments, options).await,
+            Some(session) => session.call_tool(tool, args_json, options).await,
             None => not_connected(&service),
         }
     }

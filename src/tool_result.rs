@@ -1,7 +1,10 @@
 //! A `tools/call` result as the host sees it: one `output` string and an error flag, plus
 //! the raw content when it holds more than text.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use std::borrow::Cow;
+
+use rmcp::model::CallToolResult;
+use serde::Deserialize;
 use serde_json::Value;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -31,39 +34,79 @@ impl ToolOutput {
     }
 }
 
+/// A `tools/call` result, decoded without building a tree of its content: text parts
+/// borrow from the message when they hold no escapes.
+#[derive(Deserialize)]
+struct ResultView<'a> {
+    #[serde(borrow, default)]
+    content: Vec<PartView<'a>>,
+    #[serde(rename = "isError", default)]
+    is_error: Option<bool>,
+    #[serde(rename = "structuredContent", default)]
+    structured: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct PartView<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// The whole `content` array, decoded again only when it holds more than text.
+#[derive(Deserialize)]
+struct RichContent {
+    #[serde(default)]
+    content: Value,
+}
+
+/// Converts a result's JSON text; `None` when it is not a `CallToolResult`.
+///
 /// `isError`: the text parts joined by a blank line (or a fixed message when there is no
 /// text); else `structuredContent` as JSON; else the text parts joined by newlines.
-pub fn convert(result: CallToolResult) -> ToolOutput {
-    let rich = result.content.iter().any(|block| block.as_text().is_none());
-    let content = rich.then(|| serde_json::to_value(&result.content).unwrap_or_default());
-    let is_error = result.is_error == Some(true);
-    if !is_error && let Some(structured) = &result.structured_content {
-        return ToolOutput {
+pub fn decode(json: &str) -> Option<ToolOutput> {
+    let view: ResultView = serde_json::from_str(json).ok()?;
+    let rich = view.content.iter().any(|part| part.kind != "text");
+    let content = if rich {
+        Some(serde_json::from_str::<RichContent>(json).ok()?.content)
+    } else {
+        None
+    };
+    let is_error = view.is_error == Some(true);
+    if !is_error && let Some(structured) = &view.structured {
+        return Some(ToolOutput {
             output: structured.to_string(),
             is_error,
             content,
-        };
+        });
     }
-    let texts = result.content.into_iter().filter_map(|block| match block {
-        ContentBlock::Text(text) => Some(text.text),
-        _ => None,
-    });
+    let texts = view
+        .content
+        .into_iter()
+        .filter(|part| part.kind == "text")
+        .filter_map(|part| part.text);
     let output = join(texts, if is_error { "\n\n" } else { "\n" });
     let output = if is_error && output.is_empty() {
         "MCP tool returned an error".to_owned()
     } else {
         output
     };
-    ToolOutput {
+    Some(ToolOutput {
         output,
         is_error,
         content,
-    }
+    })
 }
 
-/// Joins owned strings; a single one is moved, not copied (results can be megabytes).
-fn join(mut parts: impl Iterator<Item = String>, separator: &str) -> String {
-    let mut output = parts.next().unwrap_or_default();
+/// A result rmcp has already decoded (remote servers) takes the same path.
+pub fn convert(result: &CallToolResult) -> Option<ToolOutput> {
+    decode(&serde_json::to_string(result).ok()?)
+}
+
+/// Joins the parts; a single one is taken as it is (results can be megabytes).
+fn join<'a>(mut parts: impl Iterator<Item = Cow<'a, str>>, separator: &str) -> String {
+    let mut output = parts.next().map(Cow::into_owned).unwrap_or_default();
     for part in parts {
         output.push_str(separator);
         output.push_str(&part);
@@ -76,8 +119,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn result(wire: Value) -> CallToolResult {
-        serde_json::from_value(wire).expect("a valid CallToolResult")
+    fn convert(wire: Value) -> ToolOutput {
+        decode(&wire.to_string()).expect("a CallToolResult")
     }
 
     fn text(t: &str) -> Value {
@@ -86,7 +129,7 @@ mod tests {
 
     #[test]
     fn text_parts_join_with_newline() {
-        let out = convert(result(json!({ "content": [text("a"), text("b")] })));
+        let out = convert(json!({ "content": [text("a"), text("b")] }));
         assert_eq!(out, ToolOutput::text("a\nb".into()));
     }
 
@@ -94,45 +137,50 @@ mod tests {
     fn non_text_parts_are_kept_as_sent_but_not_in_output() {
         let image = json!({ "type": "image", "data": "AAAA", "mimeType": "image/png" });
         let content = json!([text("a"), image, text("b")]);
-        let out = convert(result(json!({ "content": content })));
+        let out = convert(json!({ "content": content }));
         assert_eq!(out.output, "a\nb");
         assert_eq!(out.content, Some(content));
     }
 
     #[test]
     fn text_only_results_carry_no_content() {
-        assert_eq!(
-            convert(result(json!({ "content": [text("a")] }))).content,
-            None
-        );
+        assert_eq!(convert(json!({ "content": [text("a")] })).content, None);
     }
 
     #[test]
     fn errors_join_with_blank_line() {
-        let out = convert(result(
-            json!({ "content": [text("bad"), text("worse")], "isError": true }),
-        ));
+        let out = convert(json!({ "content": [text("bad"), text("worse")], "isError": true }));
         assert_eq!(out, ToolOutput::error("bad\n\nworse"));
     }
 
     #[test]
     fn error_without_text_has_a_fixed_message() {
-        let out = convert(result(json!({ "content": [], "isError": true })));
+        let out = convert(json!({ "content": [], "isError": true }));
         assert_eq!(out, ToolOutput::error("MCP tool returned an error"));
     }
 
     #[test]
     fn structured_content_wins_over_text() {
         let wire = json!({ "content": [text("x")], "structuredContent": { "n": 1, "s": "t" } });
-        assert_eq!(
-            convert(result(wire)),
-            ToolOutput::text(r#"{"n":1,"s":"t"}"#.into())
-        );
+        assert_eq!(convert(wire), ToolOutput::text(r#"{"n":1,"s":"t"}"#.into()));
     }
 
     #[test]
     fn error_ignores_structured_content() {
         let wire = json!({ "content": [text("e")], "structuredContent": {}, "isError": true });
-        assert_eq!(convert(result(wire)), ToolOutput::error("e"));
+        assert_eq!(convert(wire), ToolOutput::error("e"));
+    }
+
+    #[test]
+    fn escaped_text_is_unescaped() {
+        let out = convert(json!({ "content": [text("a\"b\n\u{e9}")] }));
+        assert_eq!(out.output, "a\"b\n\u{e9}");
+    }
+
+    #[test]
+    fn what_is_not_a_call_result_is_refused() {
+        assert_eq!(decode("[1]"), None);
+        assert_eq!(decode(r#"{"content":"text"}"#), None);
+        assert_eq!(decode("{}"), Some(ToolOutput::text(String::new())));
     }
 }

@@ -153,16 +153,11 @@ impl NativeStore {
         let store = self.store.clone();
         let request = CallRequest::new(args_json, timeout_ms, canceller, on_progress);
         env.spawn_future(async move {
-            let output = match request.arguments(&tool) {
-                Ok(args) => {
-                    let options =
-                        request.options(store.call_timeout(agent.as_deref(), &service_name));
-                    store
-                        .call_tool(agent.as_deref(), &service_name, &tool, args, options)
-                        .await
-                }
-                Err(error) => error,
-            };
+            let options = request.options(store.call_timeout(agent.as_deref(), &service_name));
+            let (agent, args) = (agent.as_deref(), request.args_json());
+            let output = store
+                .call_tool(agent, &service_name, &tool, args, options)
+                .await;
             Ok(output.into())
         })
     }

@@ -1,0 +1,127 @@
+//! Call outcomes on their way to JS, in batches. Whatever thread learns of a call's
+//! progress or result queues it; the JS thread is woken once when the queue goes from
+//! empty to non-empty and takes everything queued by then, so many calls in flight cost
+//! one wake-up, and no call needs a promise or a threadsafe function of its own.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+
+use crate::session::{CallSink, Progress};
+use crate::tool_result::ToolOutput;
+
+/// The JS callback that takes the queued events. Weak: it keeps Node alive only while
+/// calls are in flight (see `started`).
+pub type Wake = ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true>;
+
+/// Event kinds in the flat array `take` returns.
+const DONE: u32 = 0;
+const PROGRESS: u32 = 1;
+
+enum Event {
+    Done(ToolOutput),
+    Progress(Progress),
+}
+
+pub struct CallQueue {
+    events: Mutex<Vec<(u64, Event)>>,
+    wake: Wake,
+    /// Calls started and not yet taken as done; touched only on the JS thread.
+    in_flight: AtomicUsize,
+}
+
+impl CallQueue {
+    pub fn new(wake: Wake) -> Self {
+        CallQueue {
+            events: Mutex::new(Vec::new()),
+            wake,
+            in_flight: AtomicUsize::new(0),
+        }
+    }
+
+    fn events(&self) -> MutexGuard<'_, Vec<(u64, Event)>> {
+        self.events.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn push(&self, call: u64, event: Event) {
+        let first = {
+            let mut events = self.events();
+            events.push((call, event));
+            events.len() == 1
+        };
+        if first {
+            self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+
+    /// Counts a call about to start; the first keeps Node's event loop alive.
+    pub fn started(&self, env: &Env) -> Result<()> {
+        if self.in_flight.fetch_add(1, Ordering::Relaxed) == 0 {
+            self.keep_alive(env, true)?;
+        }
+        Ok(())
+    }
+
+    fn keep_alive(&self, env: &Env, alive: bool) -> Result<()> {
+        let (env, wake) = (env.raw(), self.wake.raw());
+        // SAFETY: on the JS thread (we have its Env) with a live threadsafe function.
+        let status = unsafe {
+            if alive {
+                napi::sys::napi_ref_threadsafe_function(env, wake)
+            } else {
+                napi::sys::napi_unref_threadsafe_function(env, wake)
+            }
+        };
+        match status {
+            napi::sys::Status::napi_ok => Ok(()),
+            status => Err(Error::new(
+                Status::from(status),
+                "cannot (un)ref the call queue",
+            )),
+        }
+    }
+
+    /// Every event queued so far, flat: `[id, kind, a, b, c, ...]`; for a result kind 0,
+    /// `output, isError, content` (JSON text or null); for progress kind 1,
+    /// `progress, total, message` (null when absent).
+    pub fn take<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        let events = std::mem::take(&mut *self.events());
+        let mut array = env.create_array(events.len() as u32 * 5)?;
+        let mut done = 0;
+        for (i, (call, event)) in events.into_iter().enumerate() {
+            let at = i as u32 * 5;
+            array.set(at, call as f64)?;
+            match event {
+                Event::Done(output) => {
+                    done += 1;
+                    array.set(at + 1, DONE)?;
+                    array.set(at + 2, output.output)?;
+                    array.set(at + 3, output.is_error)?;
+                    array.set(at + 4, output.content.map(|c| c.to_string()))?;
+                }
+                Event::Progress(progress) => {
+                    array.set(at + 1, PROGRESS)?;
+                    array.set(at + 2, progress.progress)?;
+                    array.set(at + 3, progress.total)?;
+                    array.set(at + 4, progress.message)?;
+                }
+            }
+        }
+        if done > 0 && self.in_flight.fetch_sub(done, Ordering::Relaxed) == done {
+            self.keep_alive(env, false)?;
+        }
+        Ok(array)
+    }
+}
+
+impl CallSink for CallQueue {
+    fn progress(&self, call: u64, progress: Progress) {
+        self.push(call, Event::Progress(progress));
+    }
+
+    fn done(&self, call: u64, output: ToolOutput) {
+        self.push(call, Event::Done(output));
+    }
+}

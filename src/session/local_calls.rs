@@ -1,0 +1,459 @@
+//! The tool calls of a local server, below rmcp. A request is written to the server's
+//! stdin by the thread that makes the call, with an id rmcp never uses; its response (and
+//! its progress) is taken off the incoming lines before rmcp sees them and decoded
+//! straight into a [`ToolOutput`]. A call costs no task, no channel and none of rmcp's
+//! generic decoding; timeouts are one sweeper task per session, not a timer per call.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::runtime::Handle;
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::clock::Clock;
+use super::handler::Shared;
+use super::wording::{
+    aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
+    timed_out, unexpected_response,
+};
+use super::{CallSink, CallSpec, Progress};
+use crate::tool_result::{self, ToolOutput};
+use crate::transport::lines::{Intercept, LineWriter};
+use crate::transport::stdio::ChildProcess;
+
+/// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
+const ID_PREFIX: &str = "tn-";
+
+pub struct LocalCalls {
+    me: Weak<LocalCalls>,
+    shared: Arc<Shared>,
+    writer: Arc<LineWriter>,
+    child: Arc<ChildProcess>,
+    runtime: Handle,
+    table: Mutex<Table>,
+    /// Wakes the sweeper: a deadline earlier than it planned for, or the end.
+    nudge: Arc<Notify>,
+}
+
+struct Table {
+    pending: HashMap<u64, Pending>,
+    state: State,
+    /// When the sweeper wakes next, if it plans to.
+    sweep_at: Option<Instant>,
+}
+
+#[derive(Clone, Copy)]
+enum State {
+    Open,
+    /// The server's output ended; waiting briefly to learn how it exited.
+    Ending,
+    Gone(Option<ExitStatus>),
+    Closed,
+}
+
+struct Pending {
+    tool: String,
+    clock: Clock,
+    wants_progress: bool,
+    sink: Arc<dyn CallSink>,
+}
+
+impl LocalCalls {
+    /// Must be called within a tokio runtime (the sweeper is a task).
+    pub fn new(
+        shared: Arc<Shared>,
+        writer: Arc<LineWriter>,
+        child: Arc<ChildProcess>,
+    ) -> Arc<LocalCalls> {
+        let calls = Arc::new_cyclic(|me| LocalCalls {
+            me: me.clone(),
+            shared,
+            writer,
+            child,
+            runtime: Handle::current(),
+            table: Mutex::new(Table {
+                pending: HashMap::new(),
+                state: State::Open,
+                sweep_at: None,
+            }),
+            nudge: Arc::new(Notify::new()),
+        });
+        let eliciting = calls.shared.eliciting.subscribe();
+        tokio::spawn(sweep(calls.me.clone(), calls.nudge.clone(), eliciting));
+        calls
+    }
+
+    fn table(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn failed(&self, reason: String) -> ToolOutput {
+        failed(&self.shared.server, reason)
+    }
+
+    /// Sends `tools/call`; the outcome goes to `sink` under `id`. Never blocks.
+    pub fn start(
+        &self,
+        id: u64,
+        tool: &str,
+        args_json: &str,
+        spec: CallSpec,
+        sink: Arc<dyn CallSink>,
+    ) {
+        let Some(line) = request_line(id, tool, args_json) else {
+            return sink.done(id, bad_arguments(tool));
+        };
+        let mut table = self.table();
+        match table.state {
+            State::Open | State::Ending => {}
+            State::Gone(status) => {
+                drop(table);
+                return self.fail_gone(status, vec![(id, tool.to_owned(), sink)]);
+            }
+            State::Closed => {
+                drop(table);
+                return sink.done(id, self.failed(closed_before(tool)));
+            }
+        }
+        let clock = Clock::new(spec.timeout, *self.shared.eliciting.borrow() > 0);
+        if let Some(deadline) = clock.deadline()
+            && table.sweep_at.is_none_or(|at| deadline < at)
+        {
+            table.sweep_at = Some(deadline);
+            self.nudge.notify_one();
+        }
+        let pending = Pending {
+            tool: tool.to_owned(),
+            clock,
+            wants_progress: spec.wants_progress,
+            sink,
+        };
+        table.pending.insert(id, pending);
+        drop(table);
+        // A failed write means the server is gone: the end of its output fails the call.
+        let _ = self.writer.write_line(&line);
+    }
+
+    /// The caller gave up: the server is told, the call ends as aborted.
+    pub fn abort(&self, id: u64) {
+        let Some(call) = self.table().pending.remove(&id) else {
+            return;
+        };
+        self.send_cancelled(id, "aborted by the client");
+        call.sink.done(id, aborted(&self.shared.server, &call.tool));
+    }
+
+    /// Ends every call in flight; later calls fail at once. Idempotent.
+    pub fn close(&self) {
+        let pending = {
+            let mut table = self.table();
+            table.state = State::Closed;
+            std::mem::take(&mut table.pending)
+        };
+        self.nudge.notify_one();
+        for (id, call) in pending {
+            call.sink.done(id, self.failed(closed_during(&call.tool)));
+        }
+    }
+
+    fn send_cancelled(&self, id: u64, reason: &str) {
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":\"{ID_PREFIX}{id}\",\"reason\":\"{reason}\"}}}}\n"
+        );
+        let _ = self.writer.write_line(line.as_bytes());
+    }
+
+    fn answer(&self, id: u64, result: Option<&RawValue>, error: Option<&RawValue>) {
+        let Some(call) = self.table().pending.remove(&id) else {
+            // Answered after a timeout or an abort: nobody is waiting.
+            return;
+        };
+        let during = during(&call.tool);
+        let unexpected = || self.failed(unexpected_response(&during));
+        let output = match (result, error) {
+            (Some(result), _) => tool_result::decode(result.get()).unwrap_or_else(unexpected),
+            (None, Some(error)) => self.failed(answered_with_error(&during, &error_message(error))),
+            (None, None) => unexpected(),
+        };
+        call.sink.done(id, output);
+    }
+
+    fn progress(&self, id: u64, progress: Progress) {
+        let mut table = self.table();
+        let Some(call) = table.pending.get_mut(&id) else {
+            return;
+        };
+        call.clock.restart();
+        if call.wants_progress {
+            let sink = call.sink.clone();
+            drop(table);
+            sink.progress(id, progress);
+        }
+    }
+
+    /// Times out what is due; returns when to look again (`None`: when nudged), or
+    /// `Err` once closed.
+    fn expire(&self, eliciting: bool) -> Result<Option<Instant>, ()> {
+        let now = Instant::now();
+        let mut expired = Vec::new();
+        let next = {
+            let mut table = self.table();
+            if let State::Closed = table.state {
+                return Err(());
+            }
+            let mut next: Option<Instant> = None;
+            table.pending.retain(|id, call| {
+                call.clock.set_paused(eliciting);
+                match call.clock.deadline() {
+                    Some(deadline) if deadline <= now => {
+                        expired.push((
+                            *id,
+                            call.tool.clone(),
+                            call.clock.timeout(),
+                            call.sink.clone(),
+                        ));
+                        false
+                    }
+                    Some(deadline) => {
+                        next = Some(next.map_or(deadline, |n| n.min(deadline)));
+                        true
+                    }
+                    None => true,
+                }
+            });
+            table.sweep_at = next;
+            next
+        };
+        for (id, tool, timeout, sink) in expired {
+            self.send_cancelled(id, "request timeout");
+            sink.done(id, self.failed(timed_out(&during(&tool), timeout)));
+        }
+        Ok(next)
+    }
+
+    /// Fails `calls` the way the server went: its exit status and stderr when it exited.
+    fn fail_gone(&self, status: Option<ExitStatus>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        self.runtime.spawn(async move {
+            for (id, tool, sink) in calls {
+                let during = during(&tool);
+                let reason = match status {
+                    Some(status) => me.child.describe_exit(status, &during).await,
+                    None => format!("closed the connection during {during}"),
+                };
+                sink.done(id, me.failed(reason));
+            }
+        });
+    }
+}
+
+impl Intercept for LocalCalls {
+    fn intercept(&self, line: &[u8]) -> bool {
+        let Ok(message) = serde_json::from_slice::<Envelope>(line) else {
+            return false;
+        };
+        match message.method {
+            None => match message.id.and_then(our_id) {
+                Some(id) => self.answer(id, message.result, message.error),
+                None => return false,
+            },
+            Some("notifications/progress") => {
+                let Some(params) = message
+                    .params
+                    .and_then(|p| serde_json::from_str::<ProgressParams>(p.get()).ok())
+                else {
+                    return false;
+                };
+                let Some(id) = our_id(params.token) else {
+                    return false;
+                };
+                let progress = Progress {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message,
+                };
+                self.progress(id, progress);
+            }
+            Some(_) => return false,
+        }
+        true
+    }
+
+    fn ended(&self) {
+        {
+            let mut table = self.table();
+            let State::Open = table.state else {
+                return;
+            };
+            table.state = State::Ending;
+        }
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        self.runtime.spawn(async move {
+            let status = me.child.exit_within(Duration::from_millis(500)).await;
+            let pending = {
+                let mut table = me.table();
+                if let State::Closed = table.state {
+                    return;
+                }
+                table.state = State::Gone(status);
+                std::mem::take(&mut table.pending)
+            };
+            let calls = pending
+                .into_iter()
+                .map(|(id, c)| (id, c.tool, c.sink))
+                .collect();
+            me.fail_gone(status, calls);
+        });
+    }
+}
+
+impl Drop for LocalCalls {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// Sleeps until the earliest deadline, a nudge, or a change in pending elicitations.
+async fn sweep(
+    calls: Weak<LocalCalls>,
+    nudge: Arc<Notify>,
+    mut eliciting: tokio::sync::watch::Receiver<usize>,
+) {
+    loop {
+        let paused = *eliciting.borrow_and_update() > 0;
+        let next = match calls.upgrade().map(|calls| calls.expire(paused)) {
+            Some(Ok(next)) => next,
+            _ => return,
+        };
+        let sleep = async {
+            match next {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = nudge.notified() => {}
+            _ = sleep => {}
+            changed = eliciting.changed() => if changed.is_err() { return },
+        }
+    }
+}
+
+/// The request as one line, the arguments' JSON passed through as the caller wrote it.
+/// `None` when the arguments are not a JSON object.
+fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
+    let args: &RawValue = serde_json::from_str(args_json).ok()?;
+    if !args.get().starts_with('{') {
+        return None;
+    }
+    // JSON may hold newlines between tokens; a line may not.
+    let compact;
+    let args = if args.get().contains('\n') {
+        compact = serde_json::from_str::<serde_json::Value>(args.get())
+            .ok()?
+            .to_string();
+        &compact
+    } else {
+        args.get()
+    };
+    let mut line = Vec::with_capacity(args.len() + tool.len() + 128);
+    let _ = write!(
+        line,
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"tools/call\",\"params\":{{\"name\":"
+    );
+    serde_json::to_writer(&mut line, tool).ok()?;
+    line.extend_from_slice(b",\"arguments\":");
+    line.extend_from_slice(args.as_bytes());
+    let _ = writeln!(
+        line,
+        ",\"_meta\":{{\"progressToken\":\"{ID_PREFIX}{id}\"}}}}}}"
+    );
+    Some(line)
+}
+
+/// `"tn-17"` is call 17; anything else is not ours.
+fn our_id(id: &RawValue) -> Option<u64> {
+    let text = id.get().strip_prefix('"')?.strip_suffix('"')?;
+    text.strip_prefix(ID_PREFIX)?.parse().ok()
+}
+
+fn error_message(error: &RawValue) -> String {
+    #[derive(Deserialize)]
+    struct Body {
+        message: String,
+    }
+    serde_json::from_str::<Body>(error.get()).map_or_else(|_| error.get().to_owned(), |b| b.message)
+}
+
+/// Any incoming message, with its members kept as raw JSON text.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a str>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ProgressParams<'a> {
+    #[serde(rename = "progressToken", borrow)]
+    token: &'a RawValue,
+    progress: f64,
+    #[serde(default)]
+    total: Option<f64>,
+    #[serde(default)]
+    message: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_pass_the_arguments_through_on_one_line() {
+        let line = request_line(7, "echo \"x\"", r#"{"text":"a\nb"}"#).expect("a line");
+        let line = String::from_utf8(line).expect("utf-8");
+        assert_eq!(
+            line,
+            "{\"jsonrpc\":\"2.0\",\"id\":\"tn-7\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo \\\"x\\\"\",\"arguments\":{\"text\":\"a\\nb\"},\"_meta\":{\"progressToken\":\"tn-7\"}}}\n"
+        );
+        let pretty = request_line(8, "t", "{\n  \"a\": 1\n}").expect("a line");
+        assert_eq!(pretty.iter().filter(|b| **b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn only_objects_are_arguments() {
+        assert!(request_line(1, "t", "[1]").is_none());
+        assert!(request_line(1, "t", "\"x\"").is_none());
+        assert!(request_line(1, "t", "{").is_none());
+    }
+
+    #[test]
+    fn only_our_string_ids_are_ours() {
+        let raw = |s: &str| {
+            serde_json::from_str::<&RawValue>(s)
+                .map(our_id)
+                .expect("json")
+        };
+        assert_eq!(raw("\"tn-42\""), Some(42));
+        assert_eq!(raw("42"), None);
+        assert_eq!(raw("\"42\""), None);
+        assert_eq!(raw("\"tn-x\""), None);
+    }
+}

@@ -1,0 +1,43 @@
+//! How a call's failures read: the same for local and remote servers.
+
+use crate::tool_result::ToolOutput;
+
+pub fn during(tool: &str) -> String {
+    format!("tools/call \"{tool}\"")
+}
+
+/// A failure as the call's result: an error naming the server.
+pub fn failed(server: &str, reason: String) -> ToolOutput {
+    ToolOutput::error(format!("MCP server \"{server}\" {reason}"))
+}
+
+pub fn aborted(server: &str, tool: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "MCP server \"{server}\": {} was aborted",
+        during(tool)
+    ))
+}
+
+pub fn bad_arguments(tool: &str) -> ToolOutput {
+    ToolOutput::error(format!("arguments for \"{tool}\" must be a JSON object"))
+}
+
+pub fn closed_before(tool: &str) -> String {
+    format!("is closed; cannot run {}", during(tool))
+}
+
+pub fn closed_during(tool: &str) -> String {
+    format!("was closed during {}", during(tool))
+}
+
+pub fn timed_out(phase: &str, timeout: std::time::Duration) -> String {
+    format!("did not answer {phase} within {} ms", timeout.as_millis())
+}
+
+pub fn answered_with_error(phase: &str, message: &str) -> String {
+    format!("answered {phase} with an error: {message}")
+}
+
+pub fn unexpected_response(phase: &str) -> String {
+    format!("sent an unexpected response to {phase}")
+}

@@ -1,0 +1,313 @@
+//! Newline-delimited JSON-RPC over a child's stdin and stdout, as rmcp's transport, with
+//! a side door: every incoming line is first offered to an [`Intercept`] (the session's
+//! tool calls), which takes its own messages before rmcp decodes anything, and anyone
+//! holding the [`LineWriter`] can write a line at once, from any thread.
+
+use std::future::Future;
+use std::io::{self, ErrorKind};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+use tokio::io::Interest;
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{ChildStdin, ChildStdout};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::MAX_MESSAGE_BYTES;
+
+/// Large results arrive in as few reads as the pipe allows.
+const READ_BUFFER: usize = 256 << 10;
+
+/// Sees each incoming line before rmcp does.
+pub trait Intercept: Send + Sync {
+    /// Handles `line` and returns true, or returns false to leave it to rmcp.
+    fn intercept(&self, line: &[u8]) -> bool;
+    /// The server's stdout has ended; called once.
+    fn ended(&self);
+}
+
+/// The child's stdin. A line is written straight to the non-blocking pipe by the thread
+/// that has it; what the pipe cannot take yet waits in a backlog that a task flushes, and
+/// later lines queue behind it, so lines never interleave or overtake each other.
+pub struct LineWriter {
+    state: Mutex<WriterState>,
+    backlogged: Notify,
+    closed: CancellationToken,
+}
+
+struct WriterState {
+    /// `None` once closed: the server has seen end of input.
+    pipe: Option<Arc<AsyncFd<OwnedFd>>>,
+    backlog: Vec<u8>,
+}
+
+impl LineWriter {
+    /// Must be called within a tokio runtime (the flusher is a task).
+    pub fn new(stdin: ChildStdin) -> io::Result<Arc<LineWriter>> {
+        // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
+        // for as long as it is registered.
+        let pipe =
+            unsafe { AsyncFd::register_with_interest(stdin.into_owned_fd()?, Interest::WRITABLE)? };
+        let writer = Arc::new(LineWriter {
+            state: Mutex::new(WriterState {
+                pipe: Some(Arc::new(pipe)),
+                backlog: Vec::new(),
+            }),
+            backlogged: Notify::new(),
+            closed: CancellationToken::new(),
+        });
+        tokio::spawn(writer.clone().flush_backlog());
+        Ok(writer)
+    }
+
+    fn state(&self) -> MutexGuard<'_, WriterState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Writes one message; `line` must end with a newline. Never blocks.
+    pub fn write_line(&self, line: &[u8]) -> io::Result<()> {
+        let mut state = self.state();
+        let Some(pipe) = &state.pipe else {
+            return Err(ErrorKind::BrokenPipe.into());
+        };
+        if !state.backlog.is_empty() {
+            state.backlog.extend_from_slice(line);
+            return Ok(());
+        }
+        let written = write_some(pipe, line)?;
+        if written < line.len() {
+            state.backlog.extend_from_slice(&line[written..]);
+            self.backlogged.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Closes the pipe (the server sees end of input); later writes fail. Idempotent.
+    pub fn close(&self) {
+        self.state().pipe = None;
+        self.closed.cancel();
+    }
+
+    async fn flush_backlog(self: Arc<Self>) {
+        loop {
+            tokio::select! {
+                _ = self.closed.cancelled() => return,
+                _ = self.backlogged.notified() => {}
+            }
+            let Some(pipe) = self.state().pipe.clone() else {
+                return;
+            };
+            while !self.state().backlog.is_empty() {
+                let mut ready = tokio::select! {
+                    _ = self.closed.cancelled() => return,
+                    ready = pipe.writable() => match ready {
+                        Ok(ready) => ready,
+                        Err(_) => return self.close(),
+                    },
+                };
+                let mut state = self.state();
+                match write_some(&pipe, &state.backlog) {
+                    Ok(written) => {
+                        state.backlog.drain(..written);
+                        if !state.backlog.is_empty() {
+                            ready.clear_ready();
+                        }
+                    }
+                    Err(_) => {
+                        state.backlog = Vec::new();
+                        drop(state);
+                        return self.close();
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes as much of `bytes` as the pipe takes now; `Ok(0..len)` when it is full.
+fn write_some(pipe: &AsyncFd<OwnedFd>, bytes: &[u8]) -> io::Result<usize> {
+    let fd = pipe.as_raw_fd();
+    let mut written = 0;
+    while written < bytes.len() {
+        let rest = &bytes[written..];
+        // SAFETY: `fd` is open (the caller holds the AsyncFd) and `rest` is a live slice.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n >= 0 {
+            written += n as usize;
+            continue;
+        }
+        let error = io::Error::last_os_error();
+        match error.kind() {
+            ErrorKind::Interrupted => {}
+            ErrorKind::WouldBlock => break,
+            _ => return Err(error),
+        }
+    }
+    Ok(written)
+}
+
+/// rmcp's transport over the pipes of a local server.
+pub struct LineTransport {
+    stdout: BufReader<ChildStdout>,
+    /// The line being read; a partial line survives a cancelled `receive`.
+    line: Vec<u8>,
+    /// Dropping the rest of a line that exceeded [`MAX_MESSAGE_BYTES`].
+    discarding: bool,
+    writer: Arc<LineWriter>,
+    intercept: Arc<dyn Intercept>,
+    ended: bool,
+}
+
+enum Read {
+    Line,
+    Oversized,
+    End,
+}
+
+impl LineTransport {
+    pub fn new(
+        stdout: ChildStdout,
+        writer: Arc<LineWriter>,
+        intercept: Arc<dyn Intercept>,
+    ) -> Self {
+        LineTransport {
+            stdout: BufReader::with_capacity(READ_BUFFER, stdout),
+            line: Vec::new(),
+            discarding: false,
+            writer,
+            intercept,
+            ended: false,
+        }
+    }
+
+    /// Reads up to the next newline without letting a line grow past the limit; safe to
+    /// cancel between reads, since bytes are consumed only once copied into `self.line`.
+    async fn read_line(&mut self) -> Read {
+        loop {
+            let available = match self.stdout.fill_buf().await {
+                Ok([]) | Err(_) => return Read::End,
+                Ok(available) => available,
+            };
+            let newline = newline_in(available);
+            let take = newline.map_or(available.len(), |at| at + 1);
+            let oversized = !self.discarding && self.line.len() + take > MAX_MESSAGE_BYTES;
+            if !self.discarding && !oversized {
+                self.line.extend_from_slice(&available[..take]);
+            }
+            self.stdout.consume(take);
+            if oversized {
+                self.line.clear();
+                self.discarding = newline.is_none();
+                return Read::Oversized;
+            }
+            if newline.is_some() {
+                if std::mem::take(&mut self.discarding) {
+                    continue;
+                }
+                return Read::Line;
+            }
+        }
+    }
+
+    /// What rmcp answers to a well-formed message it cannot read.
+    fn refuse(&self) {
+        let error =
+            ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
+        if let Ok(mut line) = serde_json::to_vec(&error) {
+            line.push(b'\n');
+            let _ = self.writer.write_line(&line);
+        }
+    }
+}
+
+fn newline_in(bytes: &[u8]) -> Option<usize> {
+    bytes.iter().position(|b| *b == b'\n')
+}
+
+impl Transport<RoleClient> for LineTransport {
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: ClientJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), io::Error>> + Send + 'static {
+        let sent = serde_json::to_vec(&item)
+            .map_err(io::Error::from)
+            .and_then(|mut line| {
+                line.push(b'\n');
+                self.writer.write_line(&line)
+            });
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
+        if self.ended {
+            return None;
+        }
+        loop {
+            match self.read_line().await {
+                Read::Line => {}
+                Read::Oversized => continue,
+                Read::End => {
+                    self.ended = true;
+                    self.intercept.ended();
+                    return None;
+                }
+            }
+            let decoded = {
+                let message = trim(&self.line);
+                if message.is_empty() || self.intercept.intercept(message) {
+                    Ok(None)
+                } else {
+                    match serde_json::from_slice::<ServerJsonRpcMessage>(message) {
+                        Ok(message) => Ok(Some(message)),
+                        // Not JSON: nothing to answer (as the official SDKs do). A
+                        // notification rmcp does not know is not ours to refuse either.
+                        Err(e) => Err(e.is_data() && !is_notification(message)),
+                    }
+                }
+            };
+            self.line.clear();
+            match decoded {
+                Ok(Some(message)) => return Some(message),
+                Ok(None) | Err(false) => {}
+                Err(true) => self.refuse(),
+            }
+        }
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), io::Error>> + Send {
+        self.writer.close();
+        std::future::ready(Ok(()))
+    }
+}
+
+impl Drop for LineTransport {
+    fn drop(&mut self) {
+        self.writer.close();
+        if !self.ended {
+            self.intercept.ended();
+        }
+    }
+}
+
+/// The message without its line ending and a leading byte-order mark.
+fn trim(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line)
+}
+
+fn is_notification(message: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        id: Option<serde::de::IgnoredAny>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_slice::<Shape>(message).is_ok_and(|s| s.id.is_none() && s.method.is_some())
+}
