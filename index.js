@@ -94,9 +94,10 @@ function bridgeOnLog(onLog) {
   }
 }
 
-function mcpTool(handle, calls, { name, description, inputSchema, server }, index) {
+function mcpTool(handle, calls, { name, description, server }, index) {
   const metadata = { server }
-  return {
+  let inputSchema
+  const tool = {
     name,
     description,
     inputSchema,
@@ -107,6 +108,15 @@ function mcpTool(handle, calls, { name, description, inputSchema, server }, inde
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),
   }
+  // Parsed when first read (most of a large inventory never is); still an own enumerable
+  // property, so spreading or JSON.stringify of a tool sees it, and assignable.
+  return Object.defineProperty(tool, "inputSchema", {
+    enumerable: true,
+    get: () => (inputSchema ??= JSON.parse(handle.inputSchema(index))),
+    set: (value) => {
+      inputSchema = value
+    },
+  })
 }
 
 export function sanitize(name) {

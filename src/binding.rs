@@ -20,7 +20,7 @@ mod store;
 use self::call_queue::{CallQueue, Wake};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::elicitation::{self, Answer, Elicitor, Request};
-use crate::inventory::{self, Source};
+use crate::inventory::{self, Source, SourceTool};
 use crate::session::{CallOptions, CallSpec, Hooks, Logger, Progress};
 use crate::tool_result::ToolOutput;
 use crate::transport::groups;
@@ -188,7 +188,6 @@ struct Summary<'a> {
 struct ToolView<'a> {
     name: &'a str,
     description: &'a str,
-    input_schema: &'a Map<String, Value>,
     server: &'a str,
 }
 
@@ -198,7 +197,6 @@ fn summary_json(source: &Source) -> Result<String> {
     let tools = source.tools.iter().map(|t| ToolView {
         name: &t.info.name,
         description: &t.info.description,
-        input_schema: &t.info.input_schema,
         server: source.sessions[t.server].name(),
     });
     to_json(&Summary {
@@ -293,8 +291,8 @@ pub(crate) type OnProgress =
 
 #[napi]
 impl McpSourceHandle {
-    /// `{ tools: [{ name, description, inputSchema, server }], status, failures, warnings }`,
-    /// serialised once when the load finished.
+    /// `{ tools: [{ name, description, server }], status, failures, warnings }`, serialised
+    /// once when the load finished. Schemas are left out: see `inputSchema`.
     #[napi]
     pub fn summary(&self) -> String {
         self.summary.clone()
@@ -311,11 +309,7 @@ impl McpSourceHandle {
         timeout_ms: Option<f64>,
         wants_progress: bool,
     ) -> Result<f64> {
-        let tool = self
-            .source
-            .tools
-            .get(index as usize)
-            .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+        let tool = self.tool(index)?;
         let session = &self.source.sessions[tool.server];
         let spec = CallSpec {
             timeout: call_timeout(timeout_ms).unwrap_or(session.timeout()),
@@ -324,6 +318,20 @@ impl McpSourceHandle {
         self.calls.started(env)?;
         let id = session.start_call(&tool.original, &args_json, spec, self.calls.clone());
         Ok(id as f64)
+    }
+
+    /// Tool number `index`'s input schema as JSON text. JS asks for it when the schema is
+    /// first read: an agent that loads thousands of tools reads few of them.
+    #[napi]
+    pub fn input_schema(&self, index: u32) -> Result<String> {
+        Ok(self.tool(index)?.info.input_schema.get().to_owned())
+    }
+
+    fn tool(&self, index: u32) -> Result<&SourceTool> {
+        self.source
+            .tools
+            .get(index as usize)
+            .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))
     }
 
     /// Aborts call `id` of tool number `index`, if it is still running.

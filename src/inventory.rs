@@ -4,12 +4,13 @@
 
 use std::sync::Arc;
 
-use rmcp::model::Tool;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
+use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{Failure, Hooks, Session};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -35,7 +36,7 @@ pub struct ServerOutcome {
 
 pub struct Connected {
     pub session: Session,
-    pub tools: Vec<Tool>,
+    pub tools: Vec<ListedTool>,
     pub filter: ToolFilter,
 }
 
@@ -104,7 +105,7 @@ pub(crate) async fn connect_and_list(
     spec: &crate::config::ServerSpec,
     hooks: &Hooks,
     cancel: &CancellationToken,
-) -> Result<(Session, Vec<Tool>), Failure> {
+) -> Result<(Session, Vec<ListedTool>), Failure> {
     let session = Session::connect(name, spec, hooks, cancel).await?;
     match session.list_tools(cancel).await {
         Ok(tools) => Ok((session, tools)),
@@ -136,27 +137,19 @@ where
 }
 
 /// A tool as `listMcpTools` reports it: original name, schema normalised.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
-    pub input_schema: Map<String, Value>,
+    pub input_schema: Box<RawValue>,
 }
 
-pub(crate) fn tool_info(tool: &Tool, name: String, closed: bool) -> ToolInfo {
-    let mut schema = (*tool.input_schema).clone();
-    schema.insert("type".into(), Value::String("object".into()));
-    schema
-        .entry("properties")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if closed {
-        schema.insert("additionalProperties".into(), Value::Bool(false));
-    }
+pub(crate) fn tool_info(tool: &ListedTool, name: String, closed: bool) -> ToolInfo {
     ToolInfo {
         name,
-        description: tool.description.as_deref().unwrap_or_default().to_owned(),
-        input_schema: schema,
+        description: tool.description.clone().unwrap_or_default(),
+        input_schema: normalize_schema(&tool.input_schema, closed),
     }
 }
 
@@ -196,7 +189,7 @@ pub async fn list_inventory(
             let infos = connected
                 .tools
                 .iter()
-                .map(|t| tool_info(t, t.name.to_string(), false));
+                .map(|t| tool_info(t, t.name.clone(), false));
             inventory.tools.push((outcome.name, infos.collect()));
             sessions.push(connected.session);
         }
@@ -276,7 +269,7 @@ pub async fn load_source(
             let name = format!("{prefix}_{}", sanitize(&tool.name));
             source.tools.push(SourceTool {
                 info: tool_info(tool, name, true),
-                original: tool.name.to_string(),
+                original: tool.name.clone(),
                 server,
             });
         }

@@ -5,6 +5,7 @@
 pub mod config;
 pub mod elicitation;
 pub mod inventory;
+pub mod listed_tool;
 pub mod session;
 pub mod store;
 pub mod tool_result;

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::Peer;
-use rmcp::model::{ErrorData, PaginatedRequestParams, Tool};
+use rmcp::model::{ErrorData, PaginatedRequestParams};
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -30,6 +30,7 @@ use self::remote_calls::RemoteCalls;
 use self::wording::{answered_with_error, during, failed, timed_out};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
+use crate::listed_tool::ListedTool;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
 use crate::transport::lines::{LineTransport, LineWriter};
@@ -94,6 +95,10 @@ pub enum Failure {
 
 /// Call ids, unique in the process, so that one sink can serve many sessions.
 static NEXT_CALL: AtomicU64 = AtomicU64::new(1);
+
+fn next_call_id() -> u64 {
+    NEXT_CALL.fetch_add(1, Ordering::Relaxed)
+}
 
 pub struct Session {
     name: String,
@@ -212,22 +217,17 @@ impl Session {
     }
 
     /// Every tool, following `nextCursor`; each page is bounded by the server timeout.
-    pub async fn list_tools(&self, cancel: &CancellationToken) -> Result<Vec<Tool>, Failure> {
+    pub async fn list_tools(&self, cancel: &CancellationToken) -> Result<Vec<ListedTool>, Failure> {
         let mut tools = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-            let page = self
-                .bounded("tools/list", self.timeout, cancel, async {
-                    self.peer
-                        .list_tools(Some(params))
-                        .await
-                        .map_err(|e| describe(&e, "tools/list"))
-                })
+            let page = self.list_tools_page(cursor.as_deref());
+            let (page, next_cursor) = self
+                .bounded("tools/list", self.timeout, cancel, page)
                 .await?;
-            tools.extend(page.tools);
-            match page.next_cursor {
+            tools.extend(page);
+            match next_cursor {
                 None => return Ok(tools),
                 Some(next) if !seen.insert(next.clone()) => {
                     return Err(Failure::Reason(format!(
@@ -242,6 +242,25 @@ impl Session {
         )))
     }
 
+    async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<ListedTool>, Option<String>), String> {
+        match &self.calls {
+            Calls::Local(calls) => calls.list_tools_page(cursor).await,
+            Calls::Remote(_) => {
+                let params = PaginatedRequestParams::default().with_cursor(cursor.map(Into::into));
+                let page = self
+                    .peer
+                    .list_tools(Some(params))
+                    .await
+                    .map_err(|e| describe(&e, "tools/list"))?;
+                let tools = page.tools.iter().map(ListedTool::from_rmcp).collect();
+                Ok((tools, page.next_cursor))
+            }
+        }
+    }
+
     /// Starts `tools/call` (the server's own tool name, the arguments as JSON text);
     /// its progress and outcome go to `sink` under the returned id. Never blocks, and
     /// the outcome always comes: every failure becomes an error result naming the server.
@@ -252,7 +271,7 @@ impl Session {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) -> u64 {
-        let id = NEXT_CALL.fetch_add(1, Ordering::Relaxed);
+        let id = next_call_id();
         match &self.calls {
             Calls::Local(calls) => calls.start(id, tool, args_json, spec, sink),
             Calls::Remote(calls) => calls.start(id, tool, args_json, spec, sink),

@@ -13,16 +13,15 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 
 use serde::Serialize;
-use serde_json::{Map, Value};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
 use crate::inventory::{in_parallel, tool_info};
+use crate::listed_tool::ListedTool;
 use crate::session::{CallOptions, Hooks, Session};
 use crate::tool_result::ToolOutput;
-use rmcp::model::Tool;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
 const STORE_CLIENT: &str = "global_agent_store";
@@ -78,7 +77,7 @@ impl Phase {
 struct State {
     phase: Phase,
     last_error: Option<String>,
-    tools: Arc<Vec<Tool>>,
+    tools: Arc<Vec<ListedTool>>,
     connected_at: Option<SystemTime>,
     restarts: u32,
 }
@@ -146,7 +145,7 @@ pub struct Store {
 pub struct StoreToolInfo {
     pub name: String,
     pub description: String,
-    pub input_schema: Map<String, Value>,
+    pub input_schema: Box<serde_json::value::RawValue>,
     pub service_name: String,
     pub client_id: String,
     /// The name the server knows the tool by.

@@ -3,6 +3,8 @@
 //! its progress) is taken off the incoming lines before rmcp sees them and decoded
 //! straight into a [`ToolOutput`]. A call costs no task, no channel and none of rmcp's
 //! generic decoding; timeouts are one sweeper task per session, not a timer per call.
+//! Other requests whose answers are big (`tools/list`) take the same side door and hand
+//! back the answer's line undecoded.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,7 +15,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::runtime::Handle;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::clock::Clock;
@@ -23,6 +25,7 @@ use super::wording::{
     timed_out, unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
+use crate::listed_tool::{ListedTool, Page};
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::lines::{Intercept, LineWriter};
 use crate::transport::stdio::ChildProcess;
@@ -43,6 +46,8 @@ pub struct LocalCalls {
 
 struct Table {
     pending: HashMap<u64, Pending>,
+    /// Other requests: where each wants its answer's line.
+    requests: HashMap<u64, oneshot::Sender<Vec<u8>>>,
     state: State,
     /// When the sweeper wakes next, if it plans to.
     sweep_at: Option<Instant>,
@@ -79,6 +84,7 @@ impl LocalCalls {
             runtime: Handle::current(),
             table: Mutex::new(Table {
                 pending: HashMap::new(),
+                requests: HashMap::new(),
                 state: State::Open,
                 sweep_at: None,
             }),
@@ -140,6 +146,61 @@ impl LocalCalls {
         let _ = self.writer.write_line(&line);
     }
 
+    /// Sends request `method` (`params` as JSON text) and returns its answer's line.
+    /// Unbounded: the caller bounds it.
+    pub async fn request(&self, method: &str, params: &str) -> Result<Vec<u8>, String> {
+        let id = super::next_call_id();
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut table = self.table();
+            let State::Open = table.state else {
+                return Err(format!("closed the connection during {method}"));
+            };
+            table.requests.insert(id, tx);
+        }
+        let _forget = ForgetRequest(self, id);
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"{method}\",\"params\":{params}}}\n"
+        );
+        self.writer
+            .write_line(line.as_bytes())
+            .map_err(|e| format!("could not send {method}: {e}"))?;
+        rx.await
+            .map_err(|_| format!("closed the connection during {method}"))
+    }
+
+    /// One page of `tools/list`, decoded from the answer's line with every schema kept as
+    /// JSON text. Unbounded: the caller bounds it.
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<(Vec<ListedTool>, Option<String>), String> {
+        #[derive(Deserialize)]
+        struct Answer<'a> {
+            #[serde(borrow, default)]
+            result: Option<Page<'a>>,
+            #[serde(borrow, default)]
+            error: Option<&'a RawValue>,
+        }
+        let params = match cursor {
+            Some(cursor) => format!("{{\"cursor\":{}}}", serde_json::Value::from(cursor)),
+            None => "{}".to_owned(),
+        };
+        let line = self.request("tools/list", &params).await?;
+        match serde_json::from_slice::<Answer>(&line) {
+            Ok(Answer {
+                result: Some(page), ..
+            }) => {
+                let tools = page.tools.into_iter().map(ListedTool::from).collect();
+                Ok((tools, page.next_cursor))
+            }
+            Ok(Answer {
+                error: Some(error), ..
+            }) => Err(answered_with_error("tools/list", &error_message(error))),
+            _ => Err(unexpected_response("tools/list")),
+        }
+    }
+
     /// The caller gave up: the server is told, the call ends as aborted.
     pub fn abort(&self, id: u64) {
         let Some(call) = self.table().pending.remove(&id) else {
@@ -154,6 +215,7 @@ impl LocalCalls {
         let pending = {
             let mut table = self.table();
             table.state = State::Closed;
+            table.requests.clear();
             std::mem::take(&mut table.pending)
         };
         self.nudge.notify_one();
@@ -169,8 +231,16 @@ impl LocalCalls {
         let _ = self.writer.write_line(line.as_bytes());
     }
 
-    fn answer(&self, id: u64, result: Option<&RawValue>, error: Option<&RawValue>) {
-        let Some(call) = self.table().pending.remove(&id) else {
+    fn answer(&self, id: u64, line: &[u8], result: Option<&RawValue>, error: Option<&RawValue>) {
+        let call = {
+            let mut table = self.table();
+            if let Some(request) = table.requests.remove(&id) {
+                let _ = request.send(line.to_vec());
+                return;
+            }
+            table.pending.remove(&id)
+        };
+        let Some(call) = call else {
             // Answered after a timeout or an abort: nobody is waiting.
             return;
         };
@@ -262,7 +332,7 @@ impl Intercept for LocalCalls {
         };
         match message.method {
             None => match message.id.and_then(our_id) {
-                Some(id) => self.answer(id, message.result, message.error),
+                Some(id) => self.answer(id, line, message.result, message.error),
                 None => return false,
             },
             Some("notifications/progress") => {
@@ -294,6 +364,7 @@ impl Intercept for LocalCalls {
                 return;
             };
             table.state = State::Ending;
+            table.requests.clear();
         }
         let Some(me) = self.me.upgrade() else {
             return;
@@ -320,6 +391,15 @@ impl Intercept for LocalCalls {
 impl Drop for LocalCalls {
     fn drop(&mut self) {
         self.close();
+    }
+}
+
+/// Stops waiting for a request's answer (it was answered, timed out or abandoned).
+struct ForgetRequest<'a>(&'a LocalCalls, u64);
+
+impl Drop for ForgetRequest<'_> {
+    fn drop(&mut self) {
+        self.0.table().requests.remove(&self.1);
     }
 }
 
