@@ -97,10 +97,17 @@ function bridgeOnLog(onLog) {
 function mcpTool(handle, calls, { name, description, server }, index) {
   const metadata = { server }
   let inputSchema
-  const tool = {
+  // The schema is parsed when first read (most of a large inventory never is); it is still
+  // an own enumerable property, so spreading or JSON.stringify of a tool sees it.
+  return {
     name,
     description,
-    inputSchema,
+    get inputSchema() {
+      return (inputSchema ??= JSON.parse(handle.inputSchema(index)))
+    },
+    set inputSchema(value) {
+      inputSchema = value
+    },
     source: "mcp",
     execute: (args, ctx) =>
       runToolCall(metadata, ctx, (timeout, onProgress) => {
@@ -108,15 +115,6 @@ function mcpTool(handle, calls, { name, description, server }, index) {
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),
   }
-  // Parsed when first read (most of a large inventory never is); still an own enumerable
-  // property, so spreading or JSON.stringify of a tool sees it, and assignable.
-  return Object.defineProperty(tool, "inputSchema", {
-    enumerable: true,
-    get: () => (inputSchema ??= JSON.parse(handle.inputSchema(index))),
-    set: (value) => {
-      inputSchema = value
-    },
-  })
 }
 
 export function sanitize(name) {

@@ -90,6 +90,21 @@ describe("tool shape", () => {
     for (const tool of source.tools) assert.equal(typeof tool.execute, "function")
   })
 
+  test("loadMcp: inputSchema reads like a plain property: spread, stringified, kept and assignable", async (t) => {
+    const source = await openSource(t, config())
+    const [full] = source.tools
+    const expected = { ...schemas.full, additionalProperties: false }
+    assert.deepEqual(Object.keys(full), ["name", "description", "inputSchema", "source", "execute"])
+    assert.deepEqual({ ...full }.inputSchema, expected)
+    assert.deepEqual(JSON.parse(JSON.stringify(full)).inputSchema, expected)
+    assert.equal(full.inputSchema, full.inputSchema, "parsed once, then the same object")
+    full.inputSchema.required.push("extra")
+    assert.deepEqual(full.inputSchema.required, ["q", "extra"])
+    const replaced = { type: "object", properties: {} }
+    full.inputSchema = replaced
+    assert.equal(full.inputSchema, replaced)
+  })
+
   test("listMcpTools: original names, schema with type and properties but nothing added", async () => {
     const inv = await listMcpTools(config())
     assert.deepEqual(inv.tools.srv, [

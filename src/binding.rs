@@ -195,8 +195,8 @@ struct ToolView<'a> {
 /// string.
 fn summary_json(source: &Source) -> Result<String> {
     let tools = source.tools.iter().map(|t| ToolView {
-        name: &t.info.name,
-        description: &t.info.description,
+        name: &t.name,
+        description: t.listed.description.as_deref().unwrap_or_default(),
         server: source.sessions[t.server].name(),
     });
     to_json(&Summary {
@@ -316,7 +316,7 @@ impl McpSourceHandle {
             wants_progress,
         };
         self.calls.started(env)?;
-        let id = session.start_call(&tool.original, &args_json, spec, self.calls.clone());
+        let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());
         Ok(id as f64)
     }
 
@@ -324,7 +324,7 @@ impl McpSourceHandle {
     /// first read: an agent that loads thousands of tools reads few of them.
     #[napi]
     pub fn input_schema(&self, index: u32) -> Result<String> {
-        Ok(self.tool(index)?.info.input_schema.get().to_owned())
+        Ok(self.tool(index)?.input_schema())
     }
 
     fn tool(&self, index: u32) -> Result<&SourceTool> {

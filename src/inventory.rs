@@ -5,12 +5,11 @@
 use std::sync::Arc;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
-use crate::listed_tool::{ListedTool, normalize_schema};
+use crate::listed_tool::{ListedTool, normalize_schema, raw_json};
 use crate::session::{Failure, Hooks, Session};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -142,14 +141,16 @@ where
 pub struct ToolInfo {
     pub name: String,
     pub description: String,
-    pub input_schema: Box<RawValue>,
+    #[serde(serialize_with = "raw_json")]
+    pub input_schema: String,
 }
 
-pub(crate) fn tool_info(tool: &ListedTool, name: String, closed: bool) -> ToolInfo {
+/// The tool as listed, its schema normalised (`closed`: no additional properties).
+pub(crate) fn tool_info(tool: &ListedTool, name: String) -> ToolInfo {
     ToolInfo {
         name,
         description: tool.description.clone().unwrap_or_default(),
-        input_schema: normalize_schema(&tool.input_schema, closed),
+        input_schema: normalize_schema(&tool.input_schema, false),
     }
 }
 
@@ -186,10 +187,7 @@ pub async fn list_inventory(
     for outcome in outcomes {
         record_status(&mut inventory.status, &mut inventory.failures, &outcome);
         if let Some(connected) = outcome.connected {
-            let infos = connected
-                .tools
-                .iter()
-                .map(|t| tool_info(t, t.name.clone(), false));
+            let infos = connected.tools.iter().map(|t| tool_info(t, t.name.clone()));
             inventory.tools.push((outcome.name, infos.collect()));
             sessions.push(connected.session);
         }
@@ -214,10 +212,17 @@ fn record_status(
 
 /// A tool of a loaded source: the namespaced name plus how to reach it.
 pub struct SourceTool {
-    pub info: ToolInfo,
-    /// The name the server knows it by.
-    pub original: String,
+    pub name: String,
+    /// As the server listed it.
+    pub listed: ListedTool,
     pub server: usize,
+}
+
+impl SourceTool {
+    /// The normalised schema, built when asked for: most of a large inventory never is.
+    pub fn input_schema(&self) -> String {
+        normalize_schema(&self.listed.input_schema, true)
+    }
 }
 
 /// The result of `loadMcp`: open sessions and their (filtered) tools.
@@ -265,11 +270,11 @@ pub async fn load_source(
         }
         let server = source.sessions.len();
         let prefix = sanitize(&outcome.name);
-        for tool in tools.iter().filter(|t| filter.allows(&t.name)) {
-            let name = format!("{prefix}_{}", sanitize(&tool.name));
+        for listed in tools.into_iter().filter(|t| filter.allows(&t.name)) {
+            let name = format!("{prefix}_{}", sanitize(&listed.name));
             source.tools.push(SourceTool {
-                info: tool_info(tool, name, true),
-                original: tool.name.clone(),
+                name,
+                listed,
                 server,
             });
         }

@@ -65,9 +65,10 @@ fn empty_object() -> Box<RawValue> {
 /// The schema with `"type": "object"`, `properties` (`{}` when absent) and, when `closed`,
 /// `"additionalProperties": false`; every other member is copied as it is, in its place.
 /// A schema that is not an object counts as `{}`.
-pub fn normalize_schema(schema: &RawValue, closed: bool) -> Box<RawValue> {
+pub fn normalize_schema(schema: &RawValue, closed: bool) -> String {
     let members = serde_json::from_str::<Members>(schema.get()).unwrap_or_default();
     let mut out = String::with_capacity(schema.get().len() + 64);
+    out.push('{');
     let (mut has_type, mut has_properties, mut has_additional) = (false, false, false);
     for (key, value) in &members.0 {
         let value = match key.as_ref() {
@@ -96,15 +97,19 @@ pub fn normalize_schema(schema: &RawValue, closed: bool) -> Box<RawValue> {
     if closed && !has_additional {
         member(&mut out, "additionalProperties", "false");
     }
-    out.insert(0, '{');
     out.push('}');
-    RawValue::from_string(out).unwrap_or_else(|_| empty_object())
+    out
 }
 
-/// Appends `"key":value` after a comma when something precedes it (the opening brace is
-/// added last).
+/// Serialises JSON text as the JSON it is.
+pub fn raw_json<S: serde::Serializer>(json: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
+    serde::Serialize::serialize(raw, serializer)
+}
+
+/// Appends `"key":value` to an object being written, after a comma unless it is the first.
 fn member(out: &mut String, key: &str, value: &str) {
-    if !out.is_empty() {
+    if !out.ends_with('{') {
         out.push(',');
     }
     let _ = write!(out, "{}:{value}", serde_json::Value::from(key));
@@ -143,7 +148,7 @@ mod tests {
 
     fn normalize(schema: &str, closed: bool) -> String {
         let raw: Box<RawValue> = serde_json::from_str(schema).expect("JSON");
-        normalize_schema(&raw, closed).get().to_owned()
+        normalize_schema(&raw, closed)
     }
 
     #[test]

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
 use crate::inventory::{in_parallel, tool_info};
-use crate::listed_tool::ListedTool;
+use crate::listed_tool::{ListedTool, raw_json};
 use crate::session::{CallOptions, Hooks, Session};
 use crate::tool_result::ToolOutput;
 
@@ -145,7 +145,8 @@ pub struct Store {
 pub struct StoreToolInfo {
     pub name: String,
     pub description: String,
-    pub input_schema: Box<serde_json::value::RawValue>,
+    #[serde(serialize_with = "raw_json")]
+    pub input_schema: String,
     pub service_name: String,
     pub client_id: String,
     /// The name the server knows the tool by.
@@ -280,7 +281,7 @@ impl Store {
             let prefix = sanitize(service_name);
             let state = service.state.borrow();
             for tool in state.tools.iter() {
-                let info = tool_info(tool, format!("{prefix}_{}", sanitize(&tool.name)), false);
+                let info = tool_info(tool, format!("{prefix}_{}", sanitize(&tool.name)));
                 tools.push(StoreToolInfo {
                     name: info.name,
                     description: info.description,

@@ -3,8 +3,8 @@
 //! its progress) is taken off the incoming lines before rmcp sees them and decoded
 //! straight into a [`ToolOutput`]. A call costs no task, no channel and none of rmcp's
 //! generic decoding; timeouts are one sweeper task per session, not a timer per call.
-//! Other requests whose answers are big (`tools/list`) take the same side door and hand
-//! back the answer's line undecoded.
+//! `tools/list`, whose pages are the biggest answers, takes the same side door: each page
+//! is decoded in one pass into tools whose schemas stay JSON text.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -46,8 +46,8 @@ pub struct LocalCalls {
 
 struct Table {
     pending: HashMap<u64, Pending>,
-    /// Other requests: where each wants its answer's line.
-    requests: HashMap<u64, oneshot::Sender<Vec<u8>>>,
+    /// Pages of `tools/list` being waited for.
+    listings: HashMap<u64, oneshot::Sender<PageResult>>,
     state: State,
     /// When the sweeper wakes next, if it plans to.
     sweep_at: Option<Instant>,
@@ -84,7 +84,7 @@ impl LocalCalls {
             runtime: Handle::current(),
             table: Mutex::new(Table {
                 pending: HashMap::new(),
-                requests: HashMap::new(),
+                listings: HashMap::new(),
                 state: State::Open,
                 sweep_at: None,
             }),
@@ -146,59 +146,63 @@ impl LocalCalls {
         let _ = self.writer.write_line(&line);
     }
 
-    /// Sends request `method` (`params` as JSON text) and returns its answer's line.
-    /// Unbounded: the caller bounds it.
-    pub async fn request(&self, method: &str, params: &str) -> Result<Vec<u8>, String> {
+    /// One page of `tools/list`, decoded as it arrives (see `take_page`). Unbounded: the
+    /// caller bounds it.
+    pub async fn list_tools_page(&self, cursor: Option<&str>) -> PageResult {
         let id = super::next_call_id();
         let (tx, rx) = oneshot::channel();
         {
             let mut table = self.table();
             let State::Open = table.state else {
-                return Err(format!("closed the connection during {method}"));
+                return Err("closed the connection during tools/list".to_owned());
             };
-            table.requests.insert(id, tx);
+            table.listings.insert(id, tx);
         }
-        let _forget = ForgetRequest(self, id);
-        let line = format!(
-            "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"{method}\",\"params\":{params}}}\n"
-        );
-        self.writer
-            .write_line(line.as_bytes())
-            .map_err(|e| format!("could not send {method}: {e}"))?;
-        rx.await
-            .map_err(|_| format!("closed the connection during {method}"))
-    }
-
-    /// One page of `tools/list`, decoded from the answer's line with every schema kept as
-    /// JSON text. Unbounded: the caller bounds it.
-    pub async fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<(Vec<ListedTool>, Option<String>), String> {
-        #[derive(Deserialize)]
-        struct Answer<'a> {
-            #[serde(borrow, default)]
-            result: Option<Page<'a>>,
-            #[serde(borrow, default)]
-            error: Option<&'a RawValue>,
-        }
+        let _forget = ForgetListing(self, id);
         let params = match cursor {
             Some(cursor) => format!("{{\"cursor\":{}}}", serde_json::Value::from(cursor)),
             None => "{}".to_owned(),
         };
-        let line = self.request("tools/list", &params).await?;
-        match serde_json::from_slice::<Answer>(&line) {
-            Ok(Answer {
-                result: Some(page), ..
-            }) => {
-                let tools = page.tools.into_iter().map(ListedTool::from).collect();
-                Ok((tools, page.next_cursor))
-            }
-            Ok(Answer {
-                error: Some(error), ..
-            }) => Err(answered_with_error("tools/list", &error_message(error))),
-            _ => Err(unexpected_response("tools/list")),
+        let line = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"tools/list\",\"params\":{params}}}\n"
+        );
+        self.writer
+            .write_line(line.as_bytes())
+            .map_err(|e| format!("could not send tools/list: {e}"))?;
+        rx.await
+            .unwrap_or_else(|_| Err("closed the connection during tools/list".to_owned()))
+    }
+
+    /// While a listing is waiting, a line is first read as its page, in one pass: pages
+    /// are the biggest answers a session gets. Returns false when the line is not one.
+    fn take_page(&self, line: &[u8]) -> bool {
+        #[derive(Deserialize)]
+        struct PageAnswer<'a> {
+            #[serde(borrow)]
+            id: &'a RawValue,
+            #[serde(borrow)]
+            result: Page<'a>,
         }
+        if self.table().listings.is_empty() {
+            return false;
+        }
+        let Ok(answer) = serde_json::from_slice::<PageAnswer>(line) else {
+            return false;
+        };
+        let Some(id) = our_id(answer.id) else {
+            return false;
+        };
+        let listing = self.table().listings.remove(&id);
+        if let Some(listing) = listing {
+            let tools = answer
+                .result
+                .tools
+                .into_iter()
+                .map(ListedTool::from)
+                .collect();
+            let _ = listing.send(Ok((tools, answer.result.next_cursor)));
+        }
+        true
     }
 
     /// The caller gave up: the server is told, the call ends as aborted.
@@ -215,7 +219,7 @@ impl LocalCalls {
         let pending = {
             let mut table = self.table();
             table.state = State::Closed;
-            table.requests.clear();
+            table.listings.clear();
             std::mem::take(&mut table.pending)
         };
         self.nudge.notify_one();
@@ -231,11 +235,16 @@ impl LocalCalls {
         let _ = self.writer.write_line(line.as_bytes());
     }
 
-    fn answer(&self, id: u64, line: &[u8], result: Option<&RawValue>, error: Option<&RawValue>) {
+    fn answer(&self, id: u64, result: Option<&RawValue>, error: Option<&RawValue>) {
         let call = {
             let mut table = self.table();
-            if let Some(request) = table.requests.remove(&id) {
-                let _ = request.send(line.to_vec());
+            if let Some(listing) = table.listings.remove(&id) {
+                // Not a page (take_page would have had it): an error, or nonsense.
+                let page = match error {
+                    Some(error) => answered_with_error("tools/list", &error_message(error)),
+                    None => unexpected_response("tools/list"),
+                };
+                let _ = listing.send(Err(page));
                 return;
             }
             table.pending.remove(&id)
@@ -327,12 +336,15 @@ impl LocalCalls {
 
 impl Intercept for LocalCalls {
     fn intercept(&self, line: &[u8]) -> bool {
+        if self.take_page(line) {
+            return true;
+        }
         let Ok(message) = serde_json::from_slice::<Envelope>(line) else {
             return false;
         };
         match message.method {
             None => match message.id.and_then(our_id) {
-                Some(id) => self.answer(id, line, message.result, message.error),
+                Some(id) => self.answer(id, message.result, message.error),
                 None => return false,
             },
             Some("notifications/progress") => {
@@ -364,7 +376,7 @@ impl Intercept for LocalCalls {
                 return;
             };
             table.state = State::Ending;
-            table.requests.clear();
+            table.listings.clear();
         }
         let Some(me) = self.me.upgrade() else {
             return;
@@ -394,12 +406,15 @@ impl Drop for LocalCalls {
     }
 }
 
-/// Stops waiting for a request's answer (it was answered, timed out or abandoned).
-struct ForgetRequest<'a>(&'a LocalCalls, u64);
+/// A page of tools and the cursor to the next, or why there is none.
+pub type PageResult = Result<(Vec<ListedTool>, Option<String>), String>;
 
-impl Drop for ForgetRequest<'_> {
+/// Stops waiting for a page (it came, timed out or was abandoned).
+struct ForgetListing<'a>(&'a LocalCalls, u64);
+
+impl Drop for ForgetListing<'_> {
     fn drop(&mut self) {
-        self.0.table().requests.remove(&self.1);
+        self.0.table().listings.remove(&self.1);
     }
 }
 

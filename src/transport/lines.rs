@@ -193,7 +193,7 @@ impl LineTransport {
                 Ok([]) | Err(_) => return Read::End,
                 Ok(available) => available,
             };
-            let newline = newline_in(available);
+            let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
             let oversized = !self.discarding && self.line.len() + take > MAX_MESSAGE_BYTES;
             if !self.discarding && !oversized {
@@ -223,10 +223,6 @@ impl LineTransport {
             let _ = self.writer.write_line(&line);
         }
     }
-}
-
-fn newline_in(bytes: &[u8]) -> Option<usize> {
-    bytes.iter().position(|b| *b == b'\n')
 }
 
 impl Transport<RoleClient> for LineTransport {
