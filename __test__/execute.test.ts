@@ -62,6 +62,17 @@ describe("output conversion", { timeout: 60_000 }, () => {
     assert.deepEqual(JSON.parse(res.output), args)
   })
 
+  test("arguments far bigger than the pipe, several at once, arrive whole and in their own calls", async () => {
+    // Each request overflows the pipe to the server, so the rest waits in the writer's backlog
+    // while the JS thread goes on.
+    const texts = ["a", "b", "c", "d"].map((c) => c.repeat(300_000) + "é\n\"")
+    const results = await Promise.all(texts.map((text) => call("echo", { text })))
+    assert.deepEqual(
+      results.map((res) => JSON.parse(res.output).text),
+      texts,
+    )
+  })
+
   test("undefined args are sent as {}", async () => {
     const res = await toolNamed(source, "fx_echo").execute(undefined as never)
     assert.equal(res.isError, false, res.output)

@@ -49,10 +49,12 @@ struct WriterState {
 impl LineWriter {
     /// Must be called within a tokio runtime (the flusher is a task).
     pub fn new(stdin: ChildStdin) -> io::Result<Arc<LineWriter>> {
+        // tokio hands the descriptor back in blocking mode; writes must never block.
+        let fd = stdin.into_owned_fd()?;
+        set_nonblocking(&fd)?;
         // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
         // for as long as it is registered.
-        let pipe =
-            unsafe { AsyncFd::register_with_interest(stdin.into_owned_fd()?, Interest::WRITABLE)? };
+        let pipe = unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE)? };
         let writer = Arc::new(LineWriter {
             state: Mutex::new(WriterState {
                 pipe: Some(Arc::new(pipe)),
@@ -126,6 +128,20 @@ impl LineWriter {
                 }
             }
         }
+    }
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own, with flags it returned.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 

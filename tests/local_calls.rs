@@ -1,0 +1,195 @@
+//! Tool calls to a local server, below rmcp: round trips, progress, timeouts, aborts, a
+//! server that goes away, and requests bigger than the pipe. The server is a `sed` script
+//! that answers each request line with a canned response line.
+#![cfg(target_os = "linux")]
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolnexus::config::{ConfigInput, McpConfig};
+use toolnexus::inventory::{self, Source};
+use toolnexus::session::{CallOptions, Progress};
+use toolnexus::tool_result::ToolOutput;
+
+/// Answers initialize, tools/list and tools/call by pattern, one line per line (`-u`:
+/// unbuffered). `quit` makes the server exit with code 0 instead of answering.
+const SERVER: &str = r#"
+/"method":"initialize"/{s/.*/{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sed","version":"1"}}}/p;d}
+/"method":"tools\/list"/{s/^{"jsonrpc":"2.0","id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","result":{"tools":[{"name":"echo","inputSchema":{"type":"object"}},{"name":"silent"},{"name":"progress"},{"name":"quit"},{"name":"failing"}]}}/p;d}
+/"name":"echo"/{s/^{"jsonrpc":"2.0","id":"\([^"]*\)".*"arguments":{"text":"\([^"]*\)"}.*$/{"jsonrpc":"2.0","id":"\1","result":{"content":[{"type":"text","text":"\2"}]}}/p;d}
+/"name":"progress"/{s/^{"jsonrpc":"2.0","id":"\([^"]*\)".*/{"jsonrpc":"2.0","method":"notifications\/progress","params":{"progressToken":"\1","progress":1,"total":2,"message":"half"}}\n{"jsonrpc":"2.0","id":"\1","result":{"content":[{"type":"text","text":"done"}]}}/p;d}
+/"name":"failing"/{s/^{"jsonrpc":"2.0","id":"\([^"]*\)".*/{"jsonrpc":"2.0","id":"\1","error":{"code":-32602,"message":"no such thing"}}/p;d}
+/"name":"quit"/q
+d
+"#;
+
+async fn load() -> Source {
+    let config = json!({ "sed": { "command": ["sed", "-u", "-n", SERVER], "timeout": 10_000 } });
+    let config = McpConfig::load(&ConfigInput::Json(config.to_string())).expect("valid config");
+    let source = inventory::load_source(&config, &Default::default(), &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert_eq!(source.status["sed"], "connected", "{:?}", source.failures);
+    source
+}
+
+async fn call(source: &Source, tool: &str, args: &str, timeout: Duration) -> ToolOutput {
+    let options = CallOptions {
+        timeout,
+        cancel: &CancellationToken::new(),
+        on_progress: None,
+    };
+    source.sessions[0].call_tool(tool, args, options).await
+}
+
+const LONG: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn calls_round_trip_and_tools_are_listed() {
+    let source = load().await;
+    let names: Vec<_> = source.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "sed_echo",
+            "sed_silent",
+            "sed_progress",
+            "sed_quit",
+            "sed_failing"
+        ]
+    );
+    let output = call(&source, "echo", r#"{"text":"hello"}"#, LONG).await;
+    assert_eq!(output, ToolOutput::text("hello".into()));
+    let output = call(&source, "failing", "{}", LONG).await;
+    assert_eq!(
+        output,
+        ToolOutput::error(
+            "MCP server \"sed\" answered tools/call \"failing\" with an error: no such thing"
+        )
+    );
+    let output = call(&source, "echo", "[1]", LONG).await;
+    assert_eq!(
+        output,
+        ToolOutput::error("arguments for \"echo\" must be a JSON object")
+    );
+    source.close().await;
+    let output = call(&source, "echo", r#"{"text":"late"}"#, LONG).await;
+    assert_eq!(
+        output,
+        ToolOutput::error("MCP server \"sed\" is closed; cannot run tools/call \"echo\"")
+    );
+}
+
+#[tokio::test]
+async fn many_calls_in_flight_each_get_their_own_answer() {
+    let source = load().await;
+    let calls = (0..200).map(|i| {
+        let source = &source;
+        async move {
+            let args = format!(r#"{{"text":"call {i}"}}"#);
+            (i, call(source, "echo", &args, LONG).await)
+        }
+    });
+    for (i, output) in futures::future::join_all(calls).await {
+        assert_eq!(output, ToolOutput::text(format!("call {i}")));
+    }
+    source.close().await;
+}
+
+#[tokio::test]
+async fn requests_and_answers_bigger_than_the_pipe_arrive_whole() {
+    let source = load().await;
+    let text = "x".repeat(1 << 18);
+    let args = format!(r#"{{"text":"{text}"}}"#);
+    let calls = (0..4).map(|_| call(&source, "echo", &args, LONG));
+    for output in futures::future::join_all(calls).await {
+        assert_eq!(output.output.len(), text.len());
+        assert!(!output.is_error);
+    }
+    source.close().await;
+}
+
+#[tokio::test]
+async fn progress_arrives_before_the_result() {
+    let source = load().await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = {
+        let seen = seen.clone();
+        move |p: Progress| seen.lock().expect("lock").push(p)
+    };
+    let options = CallOptions {
+        timeout: LONG,
+        cancel: &CancellationToken::new(),
+        on_progress: Some(&record),
+    };
+    let output = source.sessions[0]
+        .call_tool("progress", "{}", options)
+        .await;
+    assert_eq!(output, ToolOutput::text("done".into()));
+    let progress = Progress {
+        progress: 1.0,
+        total: Some(2.0),
+        message: Some("half".into()),
+    };
+    assert_eq!(*seen.lock().expect("lock"), [progress]);
+    source.close().await;
+}
+
+#[tokio::test]
+async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
+    let source = load().await;
+    let output = call(&source, "silent", "{}", Duration::from_millis(200)).await;
+    assert_eq!(
+        output,
+        ToolOutput::error("MCP server \"sed\" did not answer tools/call \"silent\" within 200 ms")
+    );
+    let cancel = CancellationToken::new();
+    let options = CallOptions {
+        timeout: LONG,
+        cancel: &cancel,
+        on_progress: None,
+    };
+    let aborting = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        cancel.cancel();
+    };
+    let (output, ()) = tokio::join!(
+        source.sessions[0].call_tool("silent", "{}", options),
+        aborting
+    );
+    assert_eq!(
+        output,
+        ToolOutput::error("MCP server \"sed\": tools/call \"silent\" was aborted")
+    );
+    // The session still works after both.
+    let output = call(&source, "echo", r#"{"text":"still here"}"#, LONG).await;
+    assert_eq!(output.output, "still here");
+    source.close().await;
+}
+
+#[tokio::test]
+async fn calls_in_flight_when_the_server_exits_say_how_it_exited() {
+    let source = load().await;
+    let waiting = call(&source, "silent", "{}", LONG);
+    let quitting = async {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        call(&source, "quit", "{}", LONG).await
+    };
+    let (waiting, quitting) = tokio::join!(waiting, quitting);
+    assert_eq!(
+        waiting,
+        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"silent\"")
+    );
+    assert_eq!(
+        quitting,
+        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"quit\"")
+    );
+    let later = call(&source, "echo", r#"{"text":"x"}"#, LONG).await;
+    assert_eq!(
+        later,
+        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"echo\"")
+    );
+    source.close().await;
+}
