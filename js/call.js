@@ -18,25 +18,39 @@ function progressListener(onProgress) {
  * Runs `start(timeout, onProgress)`, which starts a native call and returns
  * `{ result, abort }` (a promise of `{ output, isError, content }` and how to abort it),
  * and shapes the outcome as a ToolResult whose metadata starts from `metadata`.
+ * Written with `then` rather than `async`: one promise less on every call.
  */
-export async function runToolCall(metadata, ctx, start) {
+export function runToolCall(metadata, ctx, start) {
   const signal = ctx?.signal
   if (signal?.aborted) {
-    return { output: `MCP server "${metadata.server}": tools/call was aborted`, isError: true, metadata: { ...metadata } }
+    return Promise.resolve(failure(metadata, "tools/call was aborted"))
   }
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
   let call
   try {
     call = start(ctx?.timeout, onProgress)
-    signal?.addEventListener("abort", call.abort, { once: true })
-    const { output, isError, content } = await call.result
-    return { output, isError, metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata } }
   } catch (error) {
-    return { output: `MCP server "${metadata.server}": ${error?.message ?? error}`, isError: true, metadata: { ...metadata } }
-  } finally {
-    if (call) signal?.removeEventListener("abort", call.abort)
+    return Promise.resolve(failure(metadata, error?.message ?? error))
+  }
+  signal?.addEventListener("abort", call.abort, { once: true })
+  const settled = () => {
+    signal?.removeEventListener("abort", call.abort)
     if (onProgress) onProgress.settled = true
   }
+  return call.result.then(
+    ({ output, isError, content }) => {
+      settled()
+      return { output, isError, metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata } }
+    },
+    (error) => {
+      settled()
+      return failure(metadata, error?.message ?? error)
+    },
+  )
+}
+
+function failure(metadata, reason) {
+  return { output: `MCP server "${metadata.server}": ${reason}`, isError: true, metadata: { ...metadata } }
 }
 
 /**
