@@ -51,10 +51,11 @@ export async function listMcpTools(input, opts) {
 export async function loadMcp(input, opts) {
   const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
   const onLog = bridgeOnLog(opts?.onLog)
-  const calls = callQueue(() => handle.takeEvents())
+  const calls = callQueue()
   const handle = await withSignal(opts?.signal, (canceller) =>
     native.loadMcp(configSource(input), canceller, waitFor, onLog, calls.wake),
   )
+  calls.attach(handle)
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)

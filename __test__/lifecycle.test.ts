@@ -5,6 +5,8 @@
 import assert from "node:assert/strict"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
+import v8 from "node:v8"
+import vm from "node:vm"
 import { listMcpTools, loadMcp } from "toolnexus"
 import {
   assertCleanExit,
@@ -15,6 +17,7 @@ import {
   readPids,
   runNode,
   SHORT_TIMEOUT,
+  sleep,
   tempDir,
   timed,
   toolNamed,
@@ -170,5 +173,32 @@ describe("a Node process killed by a signal", { timeout: 60_000 }, () => {
     assert.deepEqual(JSON.parse(run.stdout), { stubborn: "connected" })
     const { stubborn } = await tr.pids("stubborn")
     await assertGone(stubborn.slice(0, 1), 3_000, "the stubborn server")
+  })
+})
+
+describe("memory", () => {
+  // Each source's call queue holds a JS wake-up function through a threadsafe function,
+  // which is a GC root: if that function could reach the source, no source would ever be
+  // freed (a leak of every loadMcp, found by the benchmarks' load/close cycles).
+  test("a closed source that nothing references is freed, native side included", async () => {
+    v8.setFlagsFromString("--expose-gc")
+    const gc = vm.runInNewContext("gc") as () => void
+    // In a function of its own, so that no frame of the test still holds a source.
+    const loadCallClose = async () => {
+      const source = await loadMcp({ srv: local() })
+      const result = await toolNamed(source, "srv_echo").execute({ text: "x" })
+      assert.equal(result.isError, false, result.output)
+      await source.close()
+    }
+    // The native binding's own diagnostic (not public API), imported by URL to stay untyped.
+    const { liveSources } = (await import(new URL("../binding.js", import.meta.url).href)) as { liveSources(): number }
+    const before = liveSources()
+    for (let i = 0; i < 3; i++) await loadCallClose()
+    assert.equal(liveSources(), before + 3)
+    for (let i = 0; i < 20 && liveSources() > before; i++) {
+      gc()
+      await sleep(50)
+    }
+    assert.equal(liveSources(), before)
   })
 })

@@ -98,7 +98,7 @@ describe("tool shape", () => {
     assert.deepEqual({ ...full }.inputSchema, expected)
     assert.deepEqual(JSON.parse(JSON.stringify(full)).inputSchema, expected)
     assert.equal(full.inputSchema, full.inputSchema, "parsed once, then the same object")
-    full.inputSchema.required.push("extra")
+    ;(full.inputSchema.required as string[]).push("extra")
     assert.deepEqual(full.inputSchema.required, ["q", "extra"])
     const replaced = { type: "object", properties: {} }
     full.inputSchema = replaced

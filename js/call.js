@@ -54,14 +54,23 @@ function failure(metadata, reason) {
 }
 
 /**
- * The JS side of a native call queue: `wake` takes the queued events (`take()`, flat
- * `[id, kind, a, b, c, ...]`) and settles or informs the calls they belong to.
+ * The JS side of a native call queue: `wake` takes the queued events from the attached
+ * handle (`takeEvents()`, flat `[id, kind, a, b, c, ...]`) and settles or informs the
+ * calls they belong to.
+ *
+ * The handle holds `wake` through a threadsafe function, a GC root for as long as the
+ * handle lives, so `wake` must reach the handle only weakly (and be created where no
+ * strong reference to it is in scope): otherwise a source could never be collected.
  */
-export function callQueue(take) {
+export function callQueue() {
   const pending = new Map() // id → { resolve, onProgress }
+  let source
   return {
+    attach(handle) {
+      source = new WeakRef(handle)
+    },
     wake() {
-      const events = take()
+      const events = source?.deref()?.takeEvents() ?? []
       for (let i = 0; i < events.length; i += 5) {
         const call = pending.get(events[i])
         if (call === undefined) continue

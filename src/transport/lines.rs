@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::MAX_MESSAGE_BYTES;
 
 /// Large results arrive in as few reads as the pipe allows.
-const READ_BUFFER: usize = 256 << 10;
+const READ_BUFFER: usize = 64 << 10;
 
 /// Sees each incoming line before rmcp does.
 pub trait Intercept: Send + Sync {
