@@ -43,7 +43,10 @@ pub struct LineWriter {
 struct WriterState {
     /// `None` once closed: the server has seen end of input.
     pipe: Option<Arc<AsyncFd<OwnedFd>>>,
+    /// Bytes the pipe has not taken yet start at `backlog[sent..]`; the front is dropped
+    /// only once all of it is written, so a big request is never shifted piece by piece.
     backlog: Vec<u8>,
+    sent: usize,
 }
 
 impl LineWriter {
@@ -59,6 +62,7 @@ impl LineWriter {
             state: Mutex::new(WriterState {
                 pipe: Some(Arc::new(pipe)),
                 backlog: Vec::new(),
+                sent: 0,
             }),
             backlogged: Notify::new(),
             closed: CancellationToken::new(),
@@ -77,7 +81,7 @@ impl LineWriter {
         let Some(pipe) = &state.pipe else {
             return Err(ErrorKind::BrokenPipe.into());
         };
-        if !state.backlog.is_empty() {
+        if state.has_backlog() {
             state.backlog.extend_from_slice(line);
             return Ok(());
         }
@@ -91,7 +95,10 @@ impl LineWriter {
 
     /// Closes the pipe (the server sees end of input); later writes fail. Idempotent.
     pub fn close(&self) {
-        self.state().pipe = None;
+        let mut state = self.state();
+        state.pipe = None;
+        (state.backlog, state.sent) = (Vec::new(), 0);
+        drop(state);
         self.closed.cancel();
     }
 
@@ -104,7 +111,7 @@ impl LineWriter {
             let Some(pipe) = self.state().pipe.clone() else {
                 return;
             };
-            while !self.state().backlog.is_empty() {
+            while self.state().has_backlog() {
                 let mut ready = tokio::select! {
                     _ = self.closed.cancelled() => return,
                     ready = pipe.writable() => match ready {
@@ -112,22 +119,34 @@ impl LineWriter {
                         Err(_) => return self.close(),
                     },
                 };
-                let mut state = self.state();
-                match write_some(&pipe, &state.backlog) {
-                    Ok(written) => {
-                        state.backlog.drain(..written);
-                        if !state.backlog.is_empty() {
-                            ready.clear_ready();
+                let failed = {
+                    let mut guard = self.state();
+                    let state = &mut *guard;
+                    match write_some(&pipe, &state.backlog[state.sent..]) {
+                        Ok(written) => {
+                            state.sent += written;
+                            if state.has_backlog() {
+                                ready.clear_ready();
+                            } else {
+                                (state.backlog, state.sent) = (Vec::new(), 0);
+                            }
+                            false
                         }
+                        Err(_) => true,
                     }
-                    Err(_) => {
-                        state.backlog = Vec::new();
-                        drop(state);
-                        return self.close();
-                    }
+                };
+                if failed {
+                    // The server is gone: its end of output fails what waits for it.
+                    return self.close();
                 }
             }
         }
+    }
+}
+
+impl WriterState {
+    fn has_backlog(&self) -> bool {
+        self.sent < self.backlog.len()
     }
 }
 
