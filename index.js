@@ -40,11 +40,15 @@ export function parseMcpConfig(input) {
 }
 
 export async function listMcpTools(input, opts) {
-  const json = await withSignal(opts?.signal, (canceller) =>
+  const handle = await withSignal(opts?.signal, (canceller) =>
     native.listMcpTools(configSource(input), canceller),
   )
-  const { tools, status, failures } = JSON.parse(json)
+  const { tools, status, failures } = JSON.parse(handle.summary())
   report(failures)
+  let index = 0
+  for (const list of Object.values(tools)) {
+    for (let i = 0; i < list.length; i++) list[i] = described(list[i], handle, index++)
+  }
   return { tools, status }
 }
 
@@ -95,11 +99,25 @@ function bridgeOnLog(onLog) {
   }
 }
 
-function mcpTool(handle, calls, { name, description, server }, index) {
-  const metadata = { server }
+function mcpTool(handle, calls, tool, index) {
+  const metadata = { server: tool.server }
+  return described(tool, handle, index, {
+    source: "mcp",
+    execute: (args, ctx) =>
+      runToolCall(metadata, ctx, (timeout, onProgress) => {
+        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined)
+        return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
+      }),
+  })
+}
+
+/**
+ * `{ name, description, inputSchema, ...rest }`, the schema fetched from `handle` and parsed
+ * when first read (most of a large inventory never is). It is still an own enumerable
+ * property, so spreading or JSON.stringify of the object sees it, and it can be assigned.
+ */
+function described({ name, description }, handle, index, rest) {
   let inputSchema
-  // The schema is parsed when first read (most of a large inventory never is); it is still
-  // an own enumerable property, so spreading or JSON.stringify of a tool sees it.
   return {
     name,
     description,
@@ -109,12 +127,7 @@ function mcpTool(handle, calls, { name, description, server }, index) {
     set inputSchema(value) {
       inputSchema = value
     },
-    source: "mcp",
-    execute: (args, ctx) =>
-      runToolCall(metadata, ctx, (timeout, onProgress) => {
-        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined)
-        return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
-      }),
+    ...rest,
   }
 }
 

@@ -112,6 +112,8 @@ describe("tool shape", () => {
       { name: "noProps", description: "No properties", inputSchema: { type: "object", properties: {} } },
       { name: "noType", description: "No type", inputSchema: { type: "object", properties: { n: { type: "number" } } } },
     ])
+    // Schemas are parsed when read, and still plain data to JSON.stringify.
+    assert.deepEqual(JSON.parse(JSON.stringify(inv)).tools.srv[0].inputSchema, schemas.full)
   })
 
   test("names are sanitize(server) + '_' + sanitize(tool)", async (t) => {

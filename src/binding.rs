@@ -13,6 +13,7 @@ mod call_queue;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -22,6 +23,7 @@ use self::call_queue::{CallQueue, Wake};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
+use crate::listed_tool::normalize_schema;
 use crate::session::{CallOptions, CallSpec, Hooks, Logger, Progress};
 use crate::tool_result::ToolOutput;
 use crate::transport::groups;
@@ -83,21 +85,85 @@ pub fn parse_mcp_config(source: ConfigSource) -> Result<String> {
     to_json(&map)
 }
 
-/// Resolves `{ tools, status, failures }` as JSON.
 #[napi(js_name = "listMcpTools")]
 pub fn list_mcp_tools<'env>(
     env: &'env Env,
     source: ConfigSource,
     canceller: &Canceller,
-) -> Result<PromiseRaw<'env, String>> {
+) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
     env.spawn_future(async move {
         let inventory = inventory::list_inventory(&config, &cancel)
             .await
             .map_err(|_| aborted())?;
-        to_json(&inventory)
+        McpInventoryHandle::new(inventory)
     })
+}
+
+/// What `listMcpTools` found; every server is closed by now.
+#[napi]
+pub struct McpInventoryHandle {
+    summary: String,
+    /// Every tool's schema as listed, servers in order.
+    schemas: Vec<Box<RawValue>>,
+}
+
+/// A tool without its schema: `{ name, description }`.
+#[derive(serde::Serialize)]
+struct Described<'a> {
+    name: &'a str,
+    description: &'a str,
+}
+
+impl McpInventoryHandle {
+    fn new(inventory: inventory::Inventory) -> Result<Self> {
+        #[derive(serde::Serialize)]
+        struct Summary<'a> {
+            tools: Map<String, Value>,
+            status: &'a Map<String, Value>,
+            failures: &'a [String],
+        }
+        let mut tools = Map::new();
+        for (server, listed) in &inventory.tools {
+            let described = listed.iter().map(|t| Described {
+                name: &t.name,
+                description: t.description.as_deref().unwrap_or_default(),
+            });
+            let described = serde_json::to_value(described.collect::<Vec<_>>())
+                .map_err(|e| Error::from_reason(e.to_string()))?;
+            tools.insert(server.clone(), described);
+        }
+        let summary = to_json(&Summary {
+            tools,
+            status: &inventory.status,
+            failures: &inventory.failures,
+        })?;
+        let schemas = inventory.tools.into_iter().flat_map(|(_, listed)| listed);
+        Ok(McpInventoryHandle {
+            summary,
+            schemas: schemas.map(|t| t.input_schema).collect(),
+        })
+    }
+}
+
+#[napi]
+impl McpInventoryHandle {
+    /// `{ tools: { [server]: [{ name, description }] }, status, failures }`.
+    #[napi]
+    pub fn summary(&self) -> String {
+        self.summary.clone()
+    }
+
+    /// Tool number `index` (counting through the servers in order), its schema normalised.
+    #[napi]
+    pub fn input_schema(&self, index: u32) -> Result<String> {
+        let schema = self
+            .schemas
+            .get(index as usize)
+            .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+        Ok(normalize_schema(schema, false))
+    }
 }
 
 /// `waitFor` as the JS layer wraps it: request JSON in, answer JSON out; never rejects.

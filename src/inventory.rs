@@ -135,7 +135,7 @@ where
     }
 }
 
-/// A tool as `listMcpTools` reports it: original name, schema normalised.
+/// A tool with its schema normalised (no `additionalProperties` added): the store's.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
@@ -154,23 +154,13 @@ pub(crate) fn tool_info(tool: &ListedTool, name: String) -> ToolInfo {
     }
 }
 
-/// The result of `listMcpTools`, serialised as `{ tools, status, failures }`.
-#[derive(Debug, Serialize)]
+/// The result of `listMcpTools`.
 pub struct Inventory {
-    /// Connected servers only, config order; tools unfiltered with their original names.
-    #[serde(serialize_with = "as_map")]
-    pub tools: Vec<(String, Vec<ToolInfo>)>,
+    /// Connected servers only, config order; tools unfiltered, as listed.
+    pub tools: Vec<(String, Vec<ListedTool>)>,
     pub status: Map<String, Value>,
     /// One line per failed server, for diagnostics.
     pub failures: Vec<String>,
-}
-
-/// Pairs as a JSON object, keeping their order.
-fn as_map<S: serde::Serializer, T: Serialize>(
-    pairs: &[(String, T)],
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 pub async fn list_inventory(
@@ -187,8 +177,7 @@ pub async fn list_inventory(
     for outcome in outcomes {
         record_status(&mut inventory.status, &mut inventory.failures, &outcome);
         if let Some(connected) = outcome.connected {
-            let infos = connected.tools.iter().map(|t| tool_info(t, t.name.clone()));
-            inventory.tools.push((outcome.name, infos.collect()));
+            inventory.tools.push((outcome.name, connected.tools));
             sessions.push(connected.session);
         }
     }
