@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
-use crate::listed_tool::{ListedTool, normalize_schema, raw_json};
+use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{Failure, Hooks, Session};
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -132,25 +132,6 @@ where
     let tasks: Vec<_> = futures.into_iter().map(tokio::spawn).collect();
     for task in tasks {
         let _ = task.await;
-    }
-}
-
-/// A tool with its schema normalised (no `additionalProperties` added): the store's.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolInfo {
-    pub name: String,
-    pub description: String,
-    #[serde(serialize_with = "raw_json")]
-    pub input_schema: String,
-}
-
-/// The tool as listed, its schema normalised (`closed`: no additional properties).
-pub(crate) fn tool_info(tool: &ListedTool, name: String) -> ToolInfo {
-    ToolInfo {
-        name,
-        description: tool.description.clone().unwrap_or_default(),
-        input_schema: normalize_schema(&tool.input_schema, false),
     }
 }
 

@@ -18,8 +18,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
-use crate::inventory::{in_parallel, tool_info};
-use crate::listed_tool::{ListedTool, raw_json};
+use crate::inventory::in_parallel;
+use crate::listed_tool::{ListedTool, normalize_schema, raw_json};
 use crate::session::{CallOptions, Hooks, Session};
 use crate::tool_result::ToolOutput;
 
@@ -281,11 +281,10 @@ impl Store {
             let prefix = sanitize(service_name);
             let state = service.state.borrow();
             for tool in state.tools.iter() {
-                let info = tool_info(tool, format!("{prefix}_{}", sanitize(&tool.name)));
                 tools.push(StoreToolInfo {
-                    name: info.name,
-                    description: info.description,
-                    input_schema: info.input_schema,
+                    name: format!("{prefix}_{}", sanitize(&tool.name)),
+                    description: tool.description.clone().unwrap_or_default(),
+                    input_schema: normalize_schema(&tool.input_schema, false),
                     service_name: service_name.to_owned(),
                     client_id: service.client_id(),
                     tool: tool.name.to_string(),
