@@ -358,19 +358,9 @@ impl Session {
 
     /// Ends the session and kills the server's process tree. Idempotent.
     pub async fn close(&self) {
-        self.closed.cancel();
-        if let Calls::Local(calls) = &self.calls {
-            calls.close();
-        }
-        let service = self
-            .service
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        if let Some(service) = service {
-            // Dropping the transport closes the child's stdin: the polite way to ask it to go.
-            let _ = service.cancel().await;
-        }
+        self.end_calls();
+        // Dropping the transport closes the child's stdin: the polite way to ask it to go.
+        self.end_service().await;
         if let Some(child) = &self.child {
             child.shutdown(CLOSE_GRACE).await;
         }
@@ -378,13 +368,22 @@ impl Session {
 
     /// Kills the server at once (used when the caller aborts).
     pub async fn kill(&self) {
+        self.end_calls();
+        if let Some(child) = &self.child {
+            child.shutdown(Duration::ZERO).await;
+        }
+        self.end_service().await;
+    }
+
+    /// Calls in flight end now, later ones fail at once.
+    fn end_calls(&self) {
         self.closed.cancel();
         if let Calls::Local(calls) = &self.calls {
             calls.close();
         }
-        if let Some(child) = &self.child {
-            child.shutdown(Duration::ZERO).await;
-        }
+    }
+
+    async fn end_service(&self) {
         let service = self
             .service
             .lock()
