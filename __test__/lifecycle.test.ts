@@ -7,13 +7,14 @@ import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
 import v8 from "node:v8"
 import vm from "node:vm"
-import { listMcpTools, loadMcp } from "toolnexus"
+import { createMcpStore, listMcpTools, loadMcp } from "toolnexus"
 import {
   assertCleanExit,
   assertGone,
   FAST,
   isAlive,
   local,
+  poll,
   readPids,
   runNode,
   SHORT_TIMEOUT,
@@ -177,28 +178,53 @@ describe("a Node process killed by a signal", { timeout: 60_000 }, () => {
 })
 
 describe("memory", () => {
-  // Each source's call queue holds a JS wake-up function through a threadsafe function,
-  // which is a GC root: if that function could reach the source, no source would ever be
-  // freed (a leak of every loadMcp, found by the benchmarks' load/close cycles).
-  test("a closed source that nothing references is freed, native side included", async () => {
+  // A source's call queue and a store's change listener each hold a JS function through a
+  // threadsafe function, which is a GC root: if that function could reach its own handle,
+  // no such handle would ever be freed (a leak of every loadMcp, found by the benchmarks'
+  // load/close cycles).
+  type Live = { sources: number; stores: number }
+  /**
+   * Runs `cycle` three times, then asserts that GC frees every `kind` handle they made.
+   * `cycle` calls `counted()` while it holds its handle, to show that the handle is counted.
+   */
+  async function assertFreed(kind: keyof Live, cycle: (counted: () => void) => Promise<void>) {
     v8.setFlagsFromString("--expose-gc")
     const gc = vm.runInNewContext("gc") as () => void
-    // In a function of its own, so that no frame of the test still holds a source.
-    const loadCallClose = async () => {
-      const source = await loadMcp({ srv: local() })
-      const result = await toolNamed(source, "srv_echo").execute({ text: "x" })
-      assert.equal(result.isError, false, result.output)
-      await source.close()
-    }
     // The native binding's own diagnostic (not public API), imported by URL to stay untyped.
-    const { liveSources } = (await import(new URL("../binding.js", import.meta.url).href)) as { liveSources(): number }
-    const before = liveSources()
-    for (let i = 0; i < 3; i++) await loadCallClose()
-    assert.equal(liveSources(), before + 3)
-    for (let i = 0; i < 20 && liveSources() > before; i++) {
+    const { liveHandles } = (await import(new URL("../binding.js", import.meta.url).href)) as { liveHandles(): Live }
+    const before = liveHandles()[kind]
+    // GC may free an earlier cycle's handle at any time, so only "more than before" is sure.
+    const counted = () => assert.ok(liveHandles()[kind] > before, `a live ${kind} handle is not counted`)
+    for (let i = 0; i < 3; i++) await cycle(counted)
+    for (let i = 0; i < 20 && liveHandles()[kind] > before; i++) {
       gc()
       await sleep(50)
     }
-    assert.equal(liveSources(), before)
+    assert.equal(liveHandles()[kind], before, `${kind} left alive after GC`)
+  }
+
+  // Each cycle is a function of its own, so that no frame of the test still holds a handle.
+  test("a closed source that nothing references is freed, native side included", async () => {
+    await assertFreed("sources", async (counted) => {
+      const source = await loadMcp({ srv: local() })
+      counted()
+      const result = await toolNamed(source, "srv_echo").execute({ text: "x" })
+      assert.equal(result.isError, false, result.output)
+      await source.close()
+    })
+  })
+
+  test("a closed store with change listeners that nothing references is freed", async () => {
+    await assertFreed("stores", async (counted) => {
+      const store = createMcpStore({ srv: local() })
+      counted()
+      const versions: number[] = []
+      store.onChange((v) => versions.push(v))
+      store.forAgent("a").onChange(() => {})
+      await store.listToolsAsync()
+      await poll(() => versions.length > 0, 5_000)
+      assert.ok(versions.length > 0, "the listener was told of the server connecting")
+      await store.close()
+    })
   })
 })

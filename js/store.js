@@ -183,6 +183,17 @@ class View {
   }
 }
 
+/**
+ * Registers `listeners` with the native store. The native side holds the callback through
+ * a threadsafe function, a GC root for as long as the store lives, so the callback reaches
+ * `listeners` (and through them the store) only weakly, from a scope that holds nothing
+ * else: otherwise no store with a listener could ever be freed.
+ */
+function listenWeakly(nativeStore, listeners) {
+  const ref = new WeakRef(listeners)
+  nativeStore.onChange((version) => ref.deref()?.fire(version))
+}
+
 /** Change listeners: one native listener, registered on the first `onChange`. */
 class Listeners {
   #native
@@ -198,14 +209,14 @@ class Listeners {
     this.#entries.add(entry)
     if (!this.#registered) {
       this.#registered = true
-      this.#native.onChange((version) => this.#fire(version))
+      listenWeakly(this.#native, this)
     }
     return () => {
       this.#entries.delete(entry)
     }
   }
 
-  #fire(version) {
+  fire(version) {
     for (const entry of [...this.#entries]) {
       if (!this.#entries.has(entry)) continue
       if (entry.view.agentId !== null) {

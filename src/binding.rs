@@ -5,10 +5,10 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 mod call_queue;
+mod live;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -225,11 +225,11 @@ pub fn load_mcp<'env>(
             .await
             .map_err(|_| aborted())?;
         let summary = summary_json(&source)?;
-        LIVE_SOURCES.fetch_add(1, Ordering::Relaxed);
         Ok(McpSourceHandle {
             source: Arc::new(source),
             summary,
             calls: Arc::new(CallQueue::new(wake)),
+            _live: live::SOURCES.count(),
         })
     })
 }
@@ -240,21 +240,7 @@ pub struct McpSourceHandle {
     source: Arc<Source>,
     summary: String,
     calls: Arc<CallQueue>,
-}
-
-/// Loaded sources not yet collected by JS, closed or not: tests read it to prove that a
-/// dropped source is freed (its call queue's wake-up function must not keep it alive).
-static LIVE_SOURCES: AtomicU32 = AtomicU32::new(0);
-
-impl Drop for McpSourceHandle {
-    fn drop(&mut self) {
-        LIVE_SOURCES.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-#[napi(js_name = "liveSources")]
-pub fn live_sources() -> u32 {
-    LIVE_SOURCES.load(Ordering::Relaxed)
+    _live: live::Counted,
 }
 
 /// What `summary()` returns, borrowed from the source: serialising it copies no schema.

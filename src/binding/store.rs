@@ -46,6 +46,7 @@ type OnChange = ThreadsafeFunction<f64, Unknown<'static>, f64, Status, false, tr
 #[napi]
 pub struct NativeStore {
     store: Arc<Store>,
+    _live: super::live::Counted,
 }
 
 #[napi]
@@ -63,6 +64,7 @@ impl NativeStore {
         let store = within_runtime_if_available(|| Store::new(config, Hooks::default(), options));
         Ok(NativeStore {
             store: Arc::new(store),
+            _live: super::live::STORES.count(),
         })
     }
 
@@ -162,7 +164,7 @@ impl NativeStore {
         })
     }
 
-    /// Calls `listener(version)` after every change, until the store is closed.
+    /// Calls `listener(version)` after every change, until the store is freed.
     #[napi]
     pub fn on_change(&self, listener: OnChange) {
         let mut changes = self.store.subscribe();
