@@ -53,7 +53,9 @@ impl ChildProcess {
         #[cfg(unix)]
         command.process_group(0);
         // If the host dies without running its exit hook (killed by a signal), the kernel
-        // still takes the server down with it.
+        // still takes the server down with it. The signal follows the death of the spawning
+        // *thread*, so spawns must stay on long-lived threads (runtime workers, never
+        // `spawn_blocking`, whose idle threads exit).
         #[cfg(target_os = "linux")]
         // SAFETY: the closure runs between fork and exec and only calls prctl, which is
         // async-signal-safe.
