@@ -6,7 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Once};
 
 use futures::stream::BoxStream;
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
     SseError, StreamableHttpClient, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
@@ -122,6 +122,16 @@ pub fn explain_initialize_error(error: &ClientInitializeError) -> (String, bool)
     }
 }
 
+/// Why a message could not be sent, in words: rmcp's own text for a failed send starts with
+/// the transport's Rust type, which tells a user nothing.
+pub fn explain_send_error(error: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(e)) => format!("could not be reached: {}", error_chain(e)),
+        Some(http) => http.to_string(),
+        None => error.to_string(),
+    }
+}
+
 const UNAUTHORIZED: &str = "is unauthorized (HTTP 401): check the credentials in its \"headers\"";
 const FORBIDDEN: &str = "is forbidden (HTTP 403): check the credentials in its \"headers\"";
 
@@ -164,12 +174,35 @@ pub struct CountingClient {
 }
 
 impl CountingClient {
-    fn note(&self, message: &ClientJsonRpcMessage) {
-        if let ClientJsonRpcMessage::Request(request) = message
-            && matches!(request.request, ClientRequest::InitializeRequest(_))
-        {
+    /// Counts an `initialize`; returns the id of the request `message` carries, if any.
+    fn sending(&self, message: &ClientJsonRpcMessage) -> Option<RequestId> {
+        let ClientJsonRpcMessage::Request(request) = message else {
+            return None;
+        };
+        if matches!(request.request, ClientRequest::InitializeRequest(_)) {
             self.initializes.send_modify(|n| *n += 1);
         }
+        Some(request.id.clone())
+    }
+}
+
+/// A JSON-RPC error without an id, in answer to the POST of request `sent`, is that
+/// request's answer: some servers answer so when they cannot use the request at all (an
+/// unknown session, say, with HTTP 400). Left without an id, nothing would match it and
+/// the request would wait out its timeout.
+async fn answering(sent: Option<RequestId>, post: impl Future<Output = PostResult>) -> PostResult {
+    match (sent, post.await) {
+        (
+            Some(id),
+            Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), session)),
+        ) if error.id.is_none() => {
+            error.id = Some(id);
+            Ok(StreamableHttpPostResponse::Json(
+                ServerJsonRpcMessage::Error(error),
+                session,
+            ))
+        }
+        (_, response) => response,
     }
 }
 
@@ -189,9 +222,11 @@ impl StreamableHttpClient for CountingClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        self.note(&message);
-        self.inner
-            .post_message(uri, message, session_id, auth_header, custom_headers)
+        let sent = self.sending(&message);
+        let post = self
+            .inner
+            .post_message(uri, message, session_id, auth_header, custom_headers);
+        answering(sent, post)
     }
 
     fn post_message_with_max_sse_event_size(
@@ -203,15 +238,16 @@ impl StreamableHttpClient for CountingClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        self.note(&message);
-        self.inner.post_message_with_max_sse_event_size(
+        let sent = self.sending(&message);
+        let post = self.inner.post_message_with_max_sse_event_size(
             uri,
             message,
             session_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
-        )
+        );
+        answering(sent, post)
     }
 
     fn post_message_with_response_limits(
@@ -223,15 +259,16 @@ impl StreamableHttpClient for CountingClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        self.note(&message);
-        self.inner.post_message_with_response_limits(
+        let sent = self.sending(&message);
+        let post = self.inner.post_message_with_response_limits(
             uri,
             message,
             session_id,
             auth_header,
             custom_headers,
             limits,
-        )
+        );
+        answering(sent, post)
     }
 
     fn delete_session(
