@@ -6,7 +6,7 @@ import assert from "node:assert/strict"
 import { describe, test } from "node:test"
 import { listMcpTools, loadMcp, type McpSource } from "toolnexus"
 import { startLegacy } from "./fixtures/remote-legacy.mjs"
-import { deadPort, startSilent, startStatus } from "./fixtures/remote-plain.mjs"
+import { deadPort, startRejecting, startSilent, startStatus } from "./fixtures/remote-plain.mjs"
 import { startStreamable } from "./fixtures/remote-streamable.mjs"
 import { remoteTools, type LogEntry } from "./fixtures/remote-tools.mjs"
 import { assertCleanExit, failureLines, local, names, runNode, timed, toolNamed } from "./helpers.js"
@@ -405,6 +405,44 @@ describe("failures are isolated per server", () => {
     } finally {
       await srv.close()
     }
+  })
+
+  // A JSON-RPC error without an id still answers the request its POST carried.
+  test("tools/list answered with HTTP 400 and an id-less JSON-RPC error fails that server at once, with the server's message", T, async () => {
+    const srv = await startRejecting("tools/list")
+    try {
+      const { ms } = await timed(() => isolated({ url: srv.url, timeout: 30_000 }, /tools\/list.*No valid session ID provided/))
+      assert.ok(ms < 20_000, `the rejection was noticed only after ${ms} ms`)
+    } finally {
+      await srv.close()
+    }
+  })
+
+  test("tools/call answered with HTTP 400 and an id-less JSON-RPC error resolves at once, with the server's message", T, async () => {
+    const srv = await startRejecting("tools/call")
+    try {
+      await withSource({ rej: { url: srv.url, timeout: 30_000 } }, async (source) => {
+        const { value: res, ms } = await timed(() => toolNamed(source, "rej_t").execute({}))
+        assert.equal(res.isError, true, res.output)
+        assert.match(res.output, /^MCP server "rej" .*tools\/call "t".*No valid session ID provided/)
+        assert.ok(ms < 20_000, `the rejection was noticed only after ${ms} ms`)
+      })
+    } finally {
+      await srv.close()
+    }
+  })
+
+  test("a server gone after loading: the call's error says it cannot be reached, in words", T, async () => {
+    const srv = await startStreamable()
+    await withSource({ gone: { url: srv.url, timeout: 20_000 } }, async (source) => {
+      await assertEcho(source, "gone")
+      await srv.close()
+      const res = await toolNamed(source, "gone_echo").execute({ text: "x" })
+      assert.equal(res.isError, true, res.output)
+      assert.match(res.output, /^MCP server "gone" .*tools\/call "echo".*could not be reached/)
+      // rmcp's own text for a failed send names Rust types, which mean nothing to a user.
+      assert.doesNotMatch(res.output, /::|Transport \[/)
+    })
   })
 
   test("a server that closes the connection mid-call: execute resolves an error naming the server", T, async () => {

@@ -511,7 +511,9 @@ fn describe(error: &ServiceError, phase: &str) -> String {
         ServiceError::McpError(ErrorData { message, .. }) => answered_with_error(phase, message),
         ServiceError::Timeout { timeout } => timed_out(phase, *timeout),
         ServiceError::TransportClosed => format!("closed the connection during {phase}"),
-        ServiceError::TransportSend(e) => format!("could not be sent {phase}: {e}"),
+        ServiceError::TransportSend(e) => {
+            format!("failed {phase}: {}", http::explain_send_error(&*e.error))
+        }
         ServiceError::Cancelled { reason } => format!(
             "cancelled {phase}: {}",
             reason.as_deref().unwrap_or("no reason given")
