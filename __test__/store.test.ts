@@ -181,7 +181,7 @@ describe("background start and listing", () => {
     const off = openStore(t, { a: { command: ["node", "x.mjs"], disabled: true } })
     const { value, ms } = await timed(() => off.listToolsAsync())
     assert.deepEqual(value, [])
-    assert.ok(ms < 100, `nothing to wait for, yet listToolsAsync took ${ms} ms`)
+    assert.ok(ms < 1_000, `nothing to wait for, yet listToolsAsync took ${ms} ms`)
     assert.equal(off.status().a?.state, "disabled")
   })
 })
@@ -222,7 +222,7 @@ describe("smart wait", () => {
     await until("no server initializing", () => !store.isInitializing())
     const { value, ms } = await timed(() => store.listToolsAsync())
     assert.deepEqual(namesOf(value), ["a_x"])
-    assert.ok(ms < 50, `listToolsAsync took ${ms} ms with nothing initializing`)
+    assert.ok(ms < 1_000, `listToolsAsync took ${ms} ms with nothing initializing`)
   })
 
   test("an agent view waits only for the agent's own servers", T, async (t) => {
@@ -300,7 +300,7 @@ describe("agent views", () => {
     // An agent with no servers sees nothing and waits for nothing.
     const { value: none, ms } = await timed(() => store.forAgent("nobody").listToolsAsync())
     assert.deepEqual(none, [])
-    assert.ok(ms < 100, `an empty agent view waited ${ms} ms`)
+    assert.ok(ms < 1_000, `an empty agent view waited ${ms} ms`)
     assert.deepEqual(store.forAgent("nobody").status(), {})
   })
 
