@@ -182,3 +182,32 @@ async fn status_is_in_config_order_and_disabled_servers_are_not_started() {
     );
     assert!(!marker.exists(), "a disabled server was started");
 }
+
+/// The most memory this test process has held, from /proc (Linux).
+fn peak_rss_mib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/self/status");
+    kib / 1024
+}
+
+#[tokio::test]
+async fn endless_stderr_without_a_newline_costs_no_memory() {
+    // 300 MB of stderr in one line, then the line that says what went wrong.
+    let script = "head -c 300000000 /dev/zero | tr '\\0' x >&2; echo >&2; echo 'the real reason' >&2; exit 3";
+    let cfg = config(json!({ "loud": { "command": ["sh", "-c", script], "timeout": 60_000 } }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    let failure = &inv.failures[0];
+    assert!(failure.contains("exited (code 3)"), "{failure}");
+    assert!(failure.contains("the real reason"), "{failure}");
+    let peak = peak_rss_mib();
+    assert!(
+        peak < 150,
+        "peak RSS {peak} MiB while draining 300 MB of stderr"
+    );
+}

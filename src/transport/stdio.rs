@@ -190,23 +190,37 @@ impl StderrTail {
     }
 }
 
-/// Keeps reading so the server never blocks on a full pipe; keeps only the last lines.
+/// Keeps reading so the server never blocks on a full pipe; keeps only the last lines, and
+/// of each only its start, so that a line without end costs no memory.
 async fn drain_stderr(
     stderr: ChildStderr,
     tail: Arc<Mutex<StderrTail>>,
     done: watch::Sender<bool>,
 ) {
+    const KEPT_BYTES: usize = STDERR_LINE_CHARS * 4;
+    let keep = |line: &[u8]| {
+        let line = String::from_utf8_lossy(line);
+        tail.lock().unwrap_or_else(|e| e.into_inner()).push(&line);
+    };
     let mut reader = BufReader::new(stderr);
-    let mut buf = Vec::new();
+    let mut line = Vec::new();
     loop {
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                let line = String::from_utf8_lossy(&buf);
-                tail.lock().unwrap_or_else(|e| e.into_inner()).push(&line);
-            }
+        let chunk = match reader.fill_buf().await {
+            Ok([]) | Err(_) => break,
+            Ok(chunk) => chunk,
+        };
+        let end = memchr::memchr(b'\n', chunk);
+        let taken = end.map_or(chunk.len(), |i| i + 1);
+        let room = KEPT_BYTES.saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..taken.min(room)]);
+        reader.consume(taken);
+        if end.is_some() {
+            keep(&line);
+            line.clear();
         }
+    }
+    if !line.is_empty() {
+        keep(&line);
     }
     let _ = done.send(true);
 }
