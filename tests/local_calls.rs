@@ -26,7 +26,11 @@ d
 "#;
 
 async fn load() -> Source {
-    let config = json!({ "sed": { "command": ["sed", "-u", "-n", SERVER], "timeout": 10_000 } });
+    load_command(json!(["sed", "-u", "-n", SERVER])).await
+}
+
+async fn load_command(command: serde_json::Value) -> Source {
+    let config = json!({ "sed": { "command": command, "timeout": 10_000 } });
     let config = McpConfig::load(&ConfigInput::Json(config.to_string())).expect("valid config");
     let source = inventory::load_source(&config, &Default::default(), &CancellationToken::new())
         .await
@@ -171,7 +175,18 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
 
 #[tokio::test]
 async fn calls_in_flight_when_the_server_exits_say_how_it_exited() {
-    let source = load().await;
+    assert_calls_end_with_the_server(load().await).await;
+}
+
+#[tokio::test]
+async fn calls_end_with_the_server_even_while_a_grandchild_holds_its_stdout() {
+    // The shell leaves a grandchild holding the pipe open, then becomes the sed server.
+    let command = json!(["sh", "-c", "sleep 300 & exec sed -u -n \"$0\"", SERVER]);
+    assert_calls_end_with_the_server(load_command(command).await).await;
+}
+
+/// A call waiting, then `quit`: both, and any later call, fail as the server exited.
+async fn assert_calls_end_with_the_server(source: Source) {
     let waiting = call(&source, "silent", "{}", LONG);
     let quitting = async {
         tokio::time::sleep(Duration::from_millis(50)).await;

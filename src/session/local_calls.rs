@@ -91,7 +91,13 @@ impl LocalCalls {
             nudge: Arc::new(Notify::new()),
         });
         let eliciting = calls.shared.eliciting.subscribe();
-        tokio::spawn(sweep(calls.me.clone(), calls.nudge.clone(), eliciting));
+        let exit = calls.child.exit_watch();
+        tokio::spawn(sweep(
+            calls.me.clone(),
+            calls.nudge.clone(),
+            eliciting,
+            exit,
+        ));
         calls
     }
 
@@ -418,12 +424,16 @@ impl Drop for ForgetListing<'_> {
     }
 }
 
-/// Sleeps until the earliest deadline, a nudge, or a change in pending elicitations.
+/// Sleeps until the earliest deadline, a nudge, or a change in pending elicitations; ends
+/// the calls when the server exits, since its stdout may outlive it (held by a grandchild)
+/// and never tell.
 async fn sweep(
     calls: Weak<LocalCalls>,
     nudge: Arc<Notify>,
     mut eliciting: tokio::sync::watch::Receiver<usize>,
+    mut exit: tokio::sync::watch::Receiver<Option<ExitStatus>>,
 ) {
+    let mut exited = false;
     loop {
         let paused = *eliciting.borrow_and_update() > 0;
         let next = match calls.upgrade().map(|calls| calls.expire(paused)) {
@@ -440,6 +450,12 @@ async fn sweep(
             _ = nudge.notified() => {}
             _ = sleep => {}
             changed = eliciting.changed() => if changed.is_err() { return },
+            _ = exit.wait_for(Option::is_some), if !exited => {
+                exited = true;
+                if let Some(calls) = calls.upgrade() {
+                    calls.ended();
+                }
+            }
         }
     }
 }

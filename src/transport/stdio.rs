@@ -100,6 +100,11 @@ impl ChildProcess {
         ))
     }
 
+    /// Tells of the leader's exit without holding the child (whose drop kills its group).
+    pub fn exit_watch(&self) -> watch::Receiver<Option<ExitStatus>> {
+        self.exit.clone()
+    }
+
     /// Resolves when the leader has exited (and been reaped).
     pub async fn exited(&self) -> ExitStatus {
         let mut exit = self.exit.clone();
