@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use rmcp::Peer;
-use rmcp::model::{ErrorData, PaginatedRequestParams};
+use rmcp::model::{ErrorData, PaginatedRequestParams, ProtocolVersion};
 use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError, ServiceExt};
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -27,7 +27,7 @@ use self::handler::{Client, Shared};
 use self::local_calls::LocalCalls;
 use self::observer::Observed;
 use self::remote_calls::RemoteCalls;
-use self::wording::{answered_with_error, during, failed, timed_out};
+use self::wording::{answered_with_error, during, failed, timed_out, unexpected_response};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
@@ -147,7 +147,7 @@ impl Session {
                 };
                 let local = Some((child, calls));
                 start
-                    .run(handler, local, transport, |e| e.to_string())
+                    .run(handler, local, transport, initialize_failure)
                     .await
             }
             TransportSpec::Remote(remote) => {
@@ -167,10 +167,12 @@ impl Session {
     ) -> Result<Session, Failure> {
         let started = Instant::now();
         let maybe_legacy = AtomicBool::new(false);
-        let explain = |e: &ClientInitializeError| {
-            let (reason, legacy) = http::explain_initialize_error(e);
-            maybe_legacy.store(legacy, Ordering::Relaxed);
-            reason
+        let explain = |e: &ClientInitializeError| match http::explain_initialize_error(e) {
+            Some((reason, legacy)) => {
+                maybe_legacy.store(legacy, Ordering::Relaxed);
+                StepError::Broken(reason)
+            }
+            None => initialize_failure(e),
         };
         let initializes = handler.0.http_initializes.clone();
         let transport = http::streamable(remote, initializes).map_err(Failure::Reason)?;
@@ -202,7 +204,7 @@ impl Session {
             cancel,
         };
         let mut session = start
-            .run(handler, None, transport, ToString::to_string)
+            .run(handler, None, transport, initialize_failure)
             .await?;
         session.timeout = timeout;
         Ok(session)
@@ -418,13 +420,25 @@ impl Start<'_> {
         handler: Client,
         local: Option<(Arc<ChildProcess>, Arc<LocalCalls>)>,
         transport: T,
-        explain: impl FnOnce(&ClientInitializeError) -> String,
+        explain: impl FnOnce(&ClientInitializeError) -> StepError,
     ) -> Result<Session, Failure>
     where
         T: Transport<RoleClient> + 'static,
     {
         let transport = Observed::new(transport, handler.0.clone());
-        let initialize = async { handler.serve(transport).await.map_err(|e| explain(&e)) };
+        let initialize = async {
+            let service = handler.serve(transport).await.map_err(|e| explain(&e))?;
+            let version = service
+                .peer()
+                .peer_info()
+                .map(|i| i.protocol_version.clone());
+            match version {
+                Some(v) if !ProtocolVersion::KNOWN_VERSIONS.contains(&v) => {
+                    Err(StepError::Answered(unsupported_version(&v)))
+                }
+                _ => Ok(service),
+            }
+        };
         let (child, local_calls) = local.unzip();
         match bounded(
             child.as_deref(),
@@ -475,7 +489,7 @@ async fn bounded<T>(
     phase: &str,
     timeout: Duration,
     cancel: &CancellationToken,
-    step: impl Future<Output = Result<T, String>>,
+    step: impl Future<Output = Result<T, impl Into<StepError>>>,
 ) -> Result<T, Failure> {
     let exited = async {
         match child {
@@ -488,13 +502,15 @@ async fn bounded<T>(
         _ = cancel.cancelled() => Err(Failure::Aborted),
         result = tokio::time::timeout(timeout, step) => match result {
             Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(Failure::Reason(match child {
-                // A closed connection is how a dying child first shows; prefer its story.
-                Some(child) => match child.exit_within(Duration::from_millis(500)).await {
-                    Some(status) => child.describe_exit(status, phase).await,
-                    None => error,
-                },
-                None => error,
+            Ok(Err(error)) => Err(Failure::Reason(match (error.into(), child) {
+                (StepError::Answered(reason), _) | (StepError::Broken(reason), None) => reason,
+                // A broken connection is how a dying child first shows; prefer its story.
+                (StepError::Broken(reason), Some(child)) => {
+                    match child.exit_within(Duration::from_millis(500)).await {
+                        Some(status) => child.describe_exit(status, phase).await,
+                        None => reason,
+                    }
+                }
             })),
             Err(_) => Err(Failure::Reason(timed_out(phase, timeout))),
         },
@@ -502,6 +518,43 @@ async fn bounded<T>(
             let child = child.expect("only a child can exit");
             Err(Failure::Reason(child.describe_exit(status, phase).await))
         }
+    }
+}
+
+/// Why a phase failed: what the server answered, which stands even if it exits next (as a
+/// stdio server does once its input closes), or a broken exchange, which a dying child
+/// explains better.
+enum StepError {
+    Answered(String),
+    Broken(String),
+}
+
+impl From<String> for StepError {
+    fn from(reason: String) -> Self {
+        StepError::Broken(reason)
+    }
+}
+
+fn unsupported_version(version: &ProtocolVersion) -> String {
+    format!(
+        "answered initialize with protocol version \"{version}\", which this client does not support"
+    )
+}
+
+/// Why `initialize` failed, in words.
+fn initialize_failure(error: &ClientInitializeError) -> StepError {
+    match error {
+        ClientInitializeError::JsonRpcError(e) => {
+            StepError::Answered(answered_with_error("initialize", &e.message))
+        }
+        ClientInitializeError::ExpectedInitResponse(_)
+        | ClientInitializeError::ExpectedInitResult(_) => {
+            StepError::Answered(unexpected_response("initialize"))
+        }
+        ClientInitializeError::ConnectionClosed(_) => {
+            StepError::Broken("closed the connection during initialize".into())
+        }
+        other => StepError::Broken(format!("initialize failed: {other}")),
     }
 }
 

@@ -211,3 +211,40 @@ async fn endless_stderr_without_a_newline_costs_no_memory() {
         "peak RSS {peak} MiB while draining 300 MB of stderr"
     );
 }
+
+/// A `sed` server that answers `initialize` with `answer` (a JSON-RPC response body after
+/// the id) and nothing else, and exits when its input closes, as stdio servers do.
+fn initialize_answered(answer: &str) -> serde_json::Value {
+    let script =
+        format!(r#"/"method":"initialize"/{{s/.*/{{"jsonrpc":"2.0","id":0,{answer}}}/p;d}}"#);
+    json!(["sed", "-u", "-n", script])
+}
+
+async fn only_failure(command: serde_json::Value) -> String {
+    let cfg = config(json!({ "srv": { "command": command, "timeout": 10_000 } }));
+    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+        .await
+        .expect("not aborted");
+    assert_eq!(inv.status["srv"], "failed", "{:?}", inv.failures);
+    inv.failures[0].clone()
+}
+
+#[tokio::test]
+async fn an_initialize_error_is_the_reason_even_when_the_server_exits_after_it() {
+    let answer = r#""error":{"code":-32602,"message":"Unsupported protocol version"}"#;
+    let failure = only_failure(initialize_answered(answer)).await;
+    assert_eq!(
+        failure,
+        "MCP server \"srv\" failed: answered initialize with an error: Unsupported protocol version"
+    );
+}
+
+#[tokio::test]
+async fn a_protocol_version_the_client_does_not_know_fails_the_server() {
+    let answer = r#""result":{"protocolVersion":"1999-01-01","capabilities":{},"serverInfo":{"name":"old","version":"1"}}"#;
+    let failure = only_failure(initialize_answered(answer)).await;
+    assert_eq!(
+        failure,
+        "MCP server \"srv\" failed: answered initialize with protocol version \"1999-01-01\", which this client does not support"
+    );
+}

@@ -88,19 +88,20 @@ fn install_crypto_provider() {
     });
 }
 
-/// Why a remote `initialize` failed, in words; and whether the server may be a legacy
-/// HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec describes).
-pub fn explain_initialize_error(error: &ClientInitializeError) -> (String, bool) {
+/// Why a remote `initialize` failed over HTTP, in words; and whether the server may be a
+/// legacy HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec
+/// describes). `None` when the failure is not HTTP's.
+pub fn explain_initialize_error(error: &ClientInitializeError) -> Option<(String, bool)> {
     let ClientInitializeError::TransportError { error, .. } = error else {
-        return (initialize_error_in_words(error), false);
+        return None;
     };
     let Some(http) = error
         .error
         .downcast_ref::<StreamableHttpError<reqwest::Error>>()
     else {
-        return (format!("initialize failed: {}", error.error), false);
+        return Some((format!("initialize failed: {}", error.error), false));
     };
-    match http {
+    Some(match http {
         StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
         StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
         StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
@@ -119,7 +120,7 @@ pub fn explain_initialize_error(error: &ClientInitializeError) -> (String, bool)
             (format!("could not be reached: {}", error_chain(e)), false)
         }
         other => (format!("initialize failed: {other}"), false),
-    }
+    })
 }
 
 /// Why a message could not be sent, in words: rmcp's own text for a failed send starts with
@@ -150,18 +151,6 @@ fn error_chain(error: &reqwest::Error) -> String {
         source = cause.source();
     }
     text
-}
-
-fn initialize_error_in_words(error: &ClientInitializeError) -> String {
-    match error {
-        ClientInitializeError::ConnectionClosed(_) => {
-            "closed the connection during initialize".into()
-        }
-        ClientInitializeError::JsonRpcError(e) => {
-            format!("answered initialize with an error: {}", e.message)
-        }
-        other => format!("initialize failed: {other}"),
-    }
 }
 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
