@@ -225,12 +225,21 @@ impl Session {
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let page = self.list_tools_page(cursor.as_deref());
-            let (page, next_cursor) = self
-                .bounded("tools/list", self.timeout, cancel, page)
-                .await?;
+            let (page, next_cursor) =
+                match self.bounded("tools/list", self.timeout, cancel, page).await {
+                    // A server that offers no tools may refuse to list them: it has none.
+                    Err(Failure::Reason(_))
+                        if cursor.is_none() && !self.offers_tools() && !self.is_gone() =>
+                    {
+                        return Ok(Vec::new());
+                    }
+                    page => page?,
+                };
             tools.extend(page);
             match next_cursor {
+                // An empty cursor ends the listing too, as it does for the TS SDK.
                 None => return Ok(tools),
+                Some(next) if next.is_empty() => return Ok(tools),
                 Some(next) if !seen.insert(next.clone()) => {
                     return Err(Failure::Reason(format!(
                         "tools/list repeated the cursor \"{next}\""
@@ -242,6 +251,22 @@ impl Session {
         Err(Failure::Reason(format!(
             "tools/list returned more than {MAX_PAGES} pages"
         )))
+    }
+
+    /// Whether the server has exited or its connection has closed.
+    fn is_gone(&self) -> bool {
+        let exited = self
+            .child
+            .as_ref()
+            .is_some_and(|c| c.exit_watch().borrow().is_some());
+        exited || self.peer.is_transport_closed()
+    }
+
+    /// Whether the server's capabilities include tools.
+    fn offers_tools(&self) -> bool {
+        self.peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.tools.is_some())
     }
 
     async fn list_tools_page(

@@ -213,18 +213,67 @@ async fn endless_stderr_without_a_newline_costs_no_memory() {
 }
 
 /// A `sed` server that answers `initialize` with `answer` (a JSON-RPC response body after
-/// the id) and nothing else, and exits when its input closes, as stdio servers do.
-fn initialize_answered(answer: &str) -> serde_json::Value {
-    let script =
+/// the id), `tools/list` with `list` (the same, after the request's string id) when given,
+/// and nothing else; it exits when its input closes, as stdio servers do.
+fn sed_server(answer: &str, list: Option<&str>) -> serde_json::Value {
+    let mut script =
         format!(r#"/"method":"initialize"/{{s/.*/{{"jsonrpc":"2.0","id":0,{answer}}}/p;d}}"#);
+    if let Some(list) = list {
+        script.push_str(&format!(
+            r#"
+/"method":"tools\/list"/{{s/^{{"jsonrpc":"2.0","id":"\([^"]*\)".*/{{"jsonrpc":"2.0","id":"\1",{list}}}/p;d}}"#
+        ));
+    }
     json!(["sed", "-u", "-n", script])
 }
 
-async fn only_failure(command: serde_json::Value) -> String {
+fn initialize_answered(answer: &str) -> serde_json::Value {
+    sed_server(answer, None)
+}
+
+/// An initialize answer with these capabilities.
+fn initialized_with(capabilities: &str) -> String {
+    format!(
+        r#""result":{{"protocolVersion":"2025-11-25","capabilities":{capabilities},"serverInfo":{{"name":"sed","version":"1"}}}}"#
+    )
+}
+
+async fn load_all(command: serde_json::Value) -> inventory::Inventory {
     let cfg = config(json!({ "srv": { "command": command, "timeout": 10_000 } }));
-    let inv = inventory::list_inventory(&cfg, &CancellationToken::new())
+    inventory::list_inventory(&cfg, &CancellationToken::new())
         .await
-        .expect("not aborted");
+        .expect("not aborted")
+}
+
+#[tokio::test]
+async fn a_server_without_tools_that_refuses_tools_list_is_connected_with_none() {
+    let refusal = r#""error":{"code":-32601,"message":"Method not found"}"#;
+    let inv = load_all(sed_server(&initialized_with("{}"), Some(refusal))).await;
+    assert_eq!(inv.status["srv"], "connected", "{:?}", inv.failures);
+    assert!(inv.tools.iter().all(|(_, tools)| tools.is_empty()));
+
+    // Offering tools and then refusing to list them is a failure.
+    let command = sed_server(&initialized_with(r#"{"tools":{}}"#), Some(refusal));
+    let failure = only_failure(command).await;
+    assert!(failure.contains("tools/list"), "{failure}");
+}
+
+#[tokio::test]
+async fn an_empty_next_cursor_ends_the_listing() {
+    let list =
+        r#""result":{"tools":[{"name":"only","inputSchema":{"type":"object"}}],"nextCursor":""}"#;
+    let inv = load_all(sed_server(&initialized_with(r#"{"tools":{}}"#), Some(list))).await;
+    assert_eq!(inv.status["srv"], "connected", "{:?}", inv.failures);
+    let names: Vec<_> = inv
+        .tools
+        .iter()
+        .flat_map(|(_, t)| t.iter().map(|t| t.name.clone()))
+        .collect();
+    assert_eq!(names, ["only"]);
+}
+
+async fn only_failure(command: serde_json::Value) -> String {
+    let inv = load_all(command).await;
     assert_eq!(inv.status["srv"], "failed", "{:?}", inv.failures);
     inv.failures[0].clone()
 }
