@@ -208,3 +208,38 @@ async fn assert_calls_end_with_the_server(source: Source) {
     );
     source.close().await;
 }
+
+/// A shell server whose `huge` answers with a 70 MB line and `small` with "ok".
+const OVERSIZED_SERVER: &str = r#"
+id() { echo "$1" | sed 's/^{"jsonrpc":"2.0","id":"\([^"]*\)".*/\1/'; }
+while IFS= read -r line; do
+  case "$line" in
+    *'"method":"initialize"'*)
+      echo '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"sh","version":"1"}}}' ;;
+    *'"method":"tools/list"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":\"$(id "$line")\",\"result\":{\"tools\":[{\"name\":\"huge\"},{\"name\":\"small\"}]}}" ;;
+    *'"name":"huge"'*)
+      printf '{"jsonrpc":"2.0","id":"%s","result":{"content":[{"type":"text","text":"' "$(id "$line")"
+      head -c 70000000 /dev/zero | tr '\0' x
+      printf '"}]}}\n' ;;
+    *'"name":"small"'*)
+      echo "{\"jsonrpc\":\"2.0\",\"id\":\"$(id "$line")\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}" ;;
+  esac
+done
+"#;
+
+#[tokio::test]
+async fn an_answer_over_the_size_limit_fails_its_call_at_once_and_the_session_goes_on() {
+    let source = load_command(json!(["sh", "-c", OVERSIZED_SERVER])).await;
+    let huge = call(&source, "huge", "{}", LONG).await;
+    assert_eq!(
+        huge,
+        ToolOutput::error(
+            "MCP server \"sed\" answered tools/call \"huge\" with a message over the 64 MiB limit"
+        )
+    );
+    let small = call(&source, "small", "{}", LONG).await;
+    assert_eq!(small.output, "ok");
+    assert!(!small.is_error);
+    source.close().await;
+}

@@ -27,6 +27,7 @@ use super::wording::{
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{ListedTool, Page};
 use crate::tool_result::{self, ToolOutput};
+use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::lines::{Intercept, LineWriter};
 use crate::transport::stdio::ChildProcess;
 
@@ -375,6 +376,31 @@ impl Intercept for LocalCalls {
         true
     }
 
+    /// Fails the call or listing the line answered, when its id is in the head: waiting
+    /// for it would only run into the timeout.
+    fn oversized(&self, head: &[u8]) {
+        let Some(id) = id_in_head(head) else {
+            return;
+        };
+        let too_big = |phase: &str| {
+            format!(
+                "answered {phase} with a message over the {} MiB limit",
+                MAX_MESSAGE_BYTES >> 20
+            )
+        };
+        let (listing, call) = {
+            let mut table = self.table();
+            (table.listings.remove(&id), table.pending.remove(&id))
+        };
+        if let Some(listing) = listing {
+            let _ = listing.send(Err(too_big("tools/list")));
+        }
+        if let Some(call) = call {
+            call.sink
+                .done(id, self.failed(too_big(&during(&call.tool))));
+        }
+    }
+
     fn ended(&self) {
         {
             let mut table = self.table();
@@ -493,6 +519,19 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
 }
 
 /// `"tn-17"` is call 17; anything else is not ours.
+/// Our id in the first bytes of a line (`"id":"tn-17"`), if it is there.
+fn id_in_head(head: &[u8]) -> Option<u64> {
+    let at = memchr::memmem::find(head, b"\"id\"")?;
+    let value = head[at + 4..]
+        .trim_ascii_start()
+        .strip_prefix(b":")?
+        .trim_ascii_start()
+        .strip_prefix(b"\"")?
+        .strip_prefix(ID_PREFIX.as_bytes())?;
+    let end = value.iter().position(|&b| b == b'"')?;
+    std::str::from_utf8(&value[..end]).ok()?.parse().ok()
+}
+
 fn our_id(id: &RawValue) -> Option<u64> {
     let text = id.get().strip_prefix('"')?.strip_suffix('"')?;
     text.strip_prefix(ID_PREFIX)?.parse().ok()

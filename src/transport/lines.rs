@@ -27,9 +27,14 @@ const READ_BUFFER: usize = 64 << 10;
 pub trait Intercept: Send + Sync {
     /// Handles `line` and returns true, or returns false to leave it to rmcp.
     fn intercept(&self, line: &[u8]) -> bool;
+    /// A line too long to read was dropped; `head` is its start (where its id usually is).
+    fn oversized(&self, head: &[u8]);
     /// The server's stdout has ended; called once.
     fn ended(&self);
 }
+
+/// How much of an oversized line is kept for [`Intercept::oversized`].
+const OVERSIZED_HEAD: usize = 256;
 
 /// The child's stdin. A line is written straight to the non-blocking pipe by the thread
 /// that has it; what the pipe cannot take yet waits in a backlog that a task flushes, and
@@ -200,7 +205,8 @@ pub struct LineTransport {
 
 enum Read {
     Line,
-    Oversized,
+    /// The start of a line that exceeded the limit; the rest is being dropped.
+    Oversized(Vec<u8>),
     End,
 }
 
@@ -231,15 +237,18 @@ impl LineTransport {
             let newline = memchr::memchr(b'\n', available);
             let take = newline.map_or(available.len(), |at| at + 1);
             let oversized = !self.discarding && self.line.len() + take > MAX_MESSAGE_BYTES;
-            if !self.discarding && !oversized {
+            if oversized {
+                // The line so far holds at least one whole read, far more than its head.
+                let mut head = std::mem::take(&mut self.line);
+                head.truncate(OVERSIZED_HEAD);
+                self.stdout.consume(take);
+                self.discarding = newline.is_none();
+                return Read::Oversized(head);
+            }
+            if !self.discarding {
                 self.line.extend_from_slice(&available[..take]);
             }
             self.stdout.consume(take);
-            if oversized {
-                self.line.clear();
-                self.discarding = newline.is_none();
-                return Read::Oversized;
-            }
             if newline.is_some() {
                 if std::mem::take(&mut self.discarding) {
                     continue;
@@ -283,7 +292,10 @@ impl Transport<RoleClient> for LineTransport {
         loop {
             match self.read_line().await {
                 Read::Line => {}
-                Read::Oversized => continue,
+                Read::Oversized(head) => {
+                    self.intercept.oversized(&head);
+                    continue;
+                }
                 Read::End => {
                     self.ended = true;
                     self.intercept.ended();
