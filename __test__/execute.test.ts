@@ -145,6 +145,26 @@ describe("the call itself", { timeout: 60_000 }, () => {
     assertErrorNaming(res, "fx")
     assert.ok(ms < FAST, `took ${ms} ms`)
   })
+
+  test("a ctx that cannot be used gives an error result saying why, never a throw", async (t) => {
+    const source = await openSource(t, { fx: local() })
+    const echo = toolNamed(source, "fx_echo")
+    // Deliberately wrong types, as untyped JavaScript can pass them.
+    const badSignal = await echo.execute({}, { signal: {} as AbortSignal })
+    assertErrorNaming(badSignal, "fx")
+    assert.match(badSignal.output, /ctx\.signal must be an AbortSignal/)
+    const badTimeout = await echo.execute({}, { timeout: "abc" as unknown as number })
+    assertErrorNaming(badTimeout, "fx")
+    assert.match(badTimeout.output, /ctx\.timeout must be a number of milliseconds, got string/)
+    assert.equal((await echo.execute({ text: "still fine" })).isError, false)
+  })
+
+  test("arguments that are not an object give an error result naming the server and the tool", async (t) => {
+    const source = await openSource(t, { fx: local() })
+    const res = await toolNamed(source, "fx_echo").execute([1, 2] as unknown as Record<string, unknown>)
+    assert.equal(res.output, 'MCP server "fx": arguments for "echo" must be a JSON object')
+    assert.equal(res.isError, true)
+  })
 })
 
 describe("dead and closed servers", { timeout: 60_000 }, () => {

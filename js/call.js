@@ -22,6 +22,8 @@ function progressListener(onProgress) {
  */
 export function runToolCall(metadata, ctx, start) {
   const signal = ctx?.signal
+  const refused = refusedContext(ctx)
+  if (refused) return Promise.resolve(failure(metadata, refused))
   if (signal?.aborted) {
     return Promise.resolve(failure(metadata, "tools/call was aborted"))
   }
@@ -47,6 +49,17 @@ export function runToolCall(metadata, ctx, start) {
       return failure(metadata, error?.message ?? error)
     },
   )
+}
+
+/** Why `ctx` cannot be used, if it cannot: execute answers that, as it never throws. */
+function refusedContext(ctx) {
+  if (ctx?.signal != null && typeof ctx.signal.addEventListener !== "function") {
+    return "ctx.signal must be an AbortSignal"
+  }
+  if (ctx?.timeout != null && typeof ctx.timeout !== "number") {
+    return `ctx.timeout must be a number of milliseconds, got ${typeof ctx.timeout}`
+  }
+  return undefined
 }
 
 function failure(metadata, reason) {

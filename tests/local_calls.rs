@@ -76,7 +76,7 @@ async fn calls_round_trip_and_tools_are_listed() {
     let output = call(&source, "echo", "[1]", LONG).await;
     assert_eq!(
         output,
-        ToolOutput::error("arguments for \"echo\" must be a JSON object")
+        ToolOutput::error("MCP server \"sed\": arguments for \"echo\" must be a JSON object")
     );
     source.close().await;
     let output = call(&source, "echo", r#"{"text":"late"}"#, LONG).await;

@@ -120,7 +120,7 @@ impl LocalCalls {
         sink: Arc<dyn CallSink>,
     ) {
         let Some(line) = request_line(id, tool, args_json) else {
-            return sink.done(id, bad_arguments(tool));
+            return sink.done(id, bad_arguments(&self.shared.server, tool));
         };
         let mut table = self.table();
         match table.state {

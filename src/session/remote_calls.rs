@@ -59,7 +59,7 @@ impl RemoteCalls {
         sink: Arc<dyn CallSink>,
     ) {
         let Ok(arguments) = serde_json::from_str::<Map<String, Value>>(args_json) else {
-            return sink.done(id, bad_arguments(tool));
+            return sink.done(id, bad_arguments(&self.shared.server, tool));
         };
         let cancel = CancellationToken::new();
         self.running().insert(id, cancel.clone());

@@ -18,8 +18,10 @@ pub fn aborted(server: &str, tool: &str) -> ToolOutput {
     ))
 }
 
-pub fn bad_arguments(tool: &str) -> ToolOutput {
-    ToolOutput::error(format!("arguments for \"{tool}\" must be a JSON object"))
+pub fn bad_arguments(server: &str, tool: &str) -> ToolOutput {
+    ToolOutput::error(format!(
+        "MCP server \"{server}\": arguments for \"{tool}\" must be a JSON object"
+    ))
 }
 
 pub fn closed_before(tool: &str) -> String {
