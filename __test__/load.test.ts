@@ -172,6 +172,22 @@ describe("tools allowlist", () => {
   })
 })
 
+describe("shared names", () => {
+  test("two tools that sanitize to one name are both kept, with one warning naming both", async () => {
+    const run = await runNode(`
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${JSON.stringify({ x: local(toolsFlag(["a.b", "a_b", "c"])) })})
+      console.log(JSON.stringify(source.tools.map((t) => t.name)))
+      await source.close()
+    `)
+    assertCleanExit(run)
+    assert.deepEqual(JSON.parse(run.stdout), ["x_a_b", "x_a_b", "x_c"])
+    const lines = linesWith(run.stderr, '"x_a_b"')
+    assert.equal(lines.length, 1, `stderr:\n${run.stderr}`)
+    assert.match(lines[0]!, /"a\.b" of MCP server "x" and "a_b" of MCP server "x"/)
+  })
+})
+
 describe("pagination", () => {
   const letters = ["a", "b", "c", "d", "e", "f", "g"]
 

@@ -2,6 +2,7 @@
 //! `loadMcp` (keep the sessions, expose filtered, namespaced tools) and `listMcpTools`
 //! (close everything, report the unfiltered tools).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -201,7 +202,8 @@ pub struct Source {
     pub tools: Vec<SourceTool>,
     pub status: Map<String, Value>,
     pub failures: Vec<String>,
-    /// Allowlist names that match no tool.
+    /// What fails nothing but deserves a line: allowlist names that match no tool, and
+    /// tool names given to more than one tool.
     pub warnings: Vec<String>,
 }
 
@@ -250,10 +252,37 @@ pub async fn load_source(
         }
         source.sessions.push(Arc::new(session));
     }
+    source.warn_of_shared_names();
     Ok(source)
 }
 
 impl Source {
+    /// Sanitizing can give two tools one name ("a.b" and "a_b", or server "a_b"'s "c" and
+    /// server "a"'s "b_c"); both are kept and callable, but hosts that key tools by name
+    /// would lose one, so each shared name gets a warning.
+    fn warn_of_shared_names(&mut self) {
+        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (index, tool) in self.tools.iter().enumerate() {
+            by_name.entry(&tool.name).or_default().push(index);
+        }
+        let mut shared: Vec<_> = by_name.into_iter().filter(|(_, i)| i.len() > 1).collect();
+        shared.sort_by_key(|(_, indices)| indices[0]);
+        for (name, indices) in shared {
+            let owners: Vec<_> = indices
+                .iter()
+                .map(|&i| {
+                    let tool = &self.tools[i];
+                    let server = self.sessions[tool.server].name();
+                    format!("\"{}\" of MCP server \"{server}\"", tool.listed.name)
+                })
+                .collect();
+            self.warnings.push(format!(
+                "the tool name \"{name}\" is given to {}; use \"tools\" to keep one",
+                owners.join(" and ")
+            ));
+        }
+    }
+
     /// Closes every session in parallel. Idempotent.
     pub async fn close(&self) {
         in_parallel(
