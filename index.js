@@ -101,10 +101,11 @@ function bridgeOnLog(onLog) {
 
 function mcpTool(handle, calls, tool, index) {
   const metadata = { server: tool.server }
+  const toolName = () => handle.toolName(index)
   return described(tool, handle, index, {
     source: "mcp",
     execute: (args, ctx) =>
-      runToolCall(metadata, ctx, (timeout, onProgress) => {
+      runToolCall(metadata, ctx, toolName, (timeout, onProgress) => {
         const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined)
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),

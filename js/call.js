@@ -18,14 +18,15 @@ function progressListener(onProgress) {
  * Runs `start(timeout, onProgress)`, which starts a native call and returns
  * `{ result, abort }` (a promise of `{ output, isError, content }` and how to abort it),
  * and shapes the outcome as a ToolResult whose metadata starts from `metadata`.
+ * `toolName()` gives the server's name for the tool, for a call aborted before it starts.
  * Written with `then` rather than `async`: one promise less on every call.
  */
-export function runToolCall(metadata, ctx, start) {
+export function runToolCall(metadata, ctx, toolName, start) {
   const signal = ctx?.signal
   const refused = refusedContext(ctx)
   if (refused) return Promise.resolve(failure(metadata, refused))
   if (signal?.aborted) {
-    return Promise.resolve(failure(metadata, "tools/call was aborted"))
+    return Promise.resolve(failure(metadata, `tools/call "${toolName()}" was aborted`))
   }
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
   let call

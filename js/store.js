@@ -164,6 +164,7 @@ class View {
     const nativeStore = this.#native
     const agent = this.#agent
     const metadata = Object.freeze({ server: serviceName, clientId })
+    const toolName = () => target
     return Object.freeze({
       name,
       description,
@@ -175,6 +176,7 @@ class View {
         runToolCall(
           metadata,
           ctx,
+          toolName,
           cancellableCall((timeout, canceller, onProgress) =>
             nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
           ),

@@ -396,6 +396,12 @@ impl McpSourceHandle {
         Ok(self.tool(index)?.input_schema())
     }
 
+    /// Tool number `index`'s name as its server knows it, for a call that never starts.
+    #[napi]
+    pub fn tool_name(&self, index: u32) -> Result<String> {
+        Ok(self.tool(index)?.listed.name.clone())
+    }
+
     fn tool(&self, index: u32) -> Result<&SourceTool> {
         self.source
             .tools
