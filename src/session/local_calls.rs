@@ -518,7 +518,6 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     Some(line)
 }
 
-/// `"tn-17"` is call 17; anything else is not ours.
 /// Our id in the first bytes of a line (`"id":"tn-17"`), if it is there.
 fn id_in_head(head: &[u8]) -> Option<u64> {
     let at = memchr::memmem::find(head, b"\"id\"")?;
@@ -526,14 +525,18 @@ fn id_in_head(head: &[u8]) -> Option<u64> {
         .trim_ascii_start()
         .strip_prefix(b":")?
         .trim_ascii_start()
-        .strip_prefix(b"\"")?
-        .strip_prefix(ID_PREFIX.as_bytes())?;
+        .strip_prefix(b"\"")?;
     let end = value.iter().position(|&b| b == b'"')?;
-    std::str::from_utf8(&value[..end]).ok()?.parse().ok()
+    call_number(std::str::from_utf8(&value[..end]).ok()?)
 }
 
+/// `"tn-17"` is call 17; anything else is not ours.
 fn our_id(id: &RawValue) -> Option<u64> {
-    let text = id.get().strip_prefix('"')?.strip_suffix('"')?;
+    call_number(id.get().strip_prefix('"')?.strip_suffix('"')?)
+}
+
+/// `tn-17` (the id's text, unquoted) is call 17.
+fn call_number(text: &str) -> Option<u64> {
     text.strip_prefix(ID_PREFIX)?.parse().ok()
 }
 
