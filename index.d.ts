@@ -433,7 +433,7 @@ export function serveStoreApi(
   opts?: {
     /** @default 0 (any free port) */
     port?: number
-    /** @default "127.0.0.1" */
+    /** An empty string is the default too. @default "127.0.0.1" */
     host?: string
   },
 ): Promise<StoreApiServer>

@@ -77,7 +77,8 @@ async function handle(store, req, res) {
  * (default 0: any free port). Resolves once listening, with the bound port and `close()`.
  */
 export async function serveStoreApi(store, opts = {}) {
-  const host = opts.host ?? "127.0.0.1"
+  // An empty host is the default too: to node:http it would mean every interface.
+  const host = opts.host || "127.0.0.1"
   const port = opts.port ?? 0
   const server = http.createServer((req, res) => {
     handle(store, req, res).catch((error) => {
