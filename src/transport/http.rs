@@ -52,18 +52,9 @@ pub fn streamable(
         .custom_headers(headers)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    // As rmcp's own default client: no idle connection reuse, same-origin redirects only
-    // (the headers may carry credentials).
-    let inner = reqwest::Client::builder()
+    // As rmcp's own default client: no idle connection reuse.
+    let inner = client_builder()
         .pool_max_idle_per_host(0)
-        .redirect(reqwest::redirect::Policy::custom(|attempt| {
-            let first = attempt.previous().first().map(|url| url.origin());
-            if first == Some(attempt.url().origin()) && attempt.previous().len() < 10 {
-                attempt.follow()
-            } else {
-                attempt.stop()
-            }
-        }))
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
     let client = CountingClient { inner, initializes };
@@ -73,10 +64,25 @@ pub fn streamable(
 /// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
 pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, String> {
     install_crypto_provider();
-    let client = reqwest::Client::builder()
+    let client = client_builder()
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
     legacy_sse::connect(client, &spec.url, headers(spec)?).await
+}
+
+/// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
+/// request's URL: the configured headers may carry credentials, and on a redirect to
+/// another host reqwest's default policy strips only `Authorization` and cookies.
+fn client_builder() -> reqwest::ClientBuilder {
+    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().map(|url| url.origin());
+        if first == Some(attempt.url().origin()) && attempt.previous().len() < 10 {
+            attempt.follow()
+        } else {
+            attempt.stop()
+        }
+    });
+    reqwest::Client::builder().redirect(same_origin)
 }
 
 /// reqwest is built without a TLS provider of its own; rustls needs one per process.
