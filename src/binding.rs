@@ -182,12 +182,14 @@ impl Elicitor for JsElicitor {
     }
 }
 
-/// A server's `notifications/message`; `data` is JSON text.
+/// A server's `notifications/message`; `data` is JSON text, as the server sent it for the
+/// host's `onLog`; `text` is what the default printer prints, the server's secrets hidden.
 #[napi(object)]
 pub struct LogEvent {
     pub server: String,
     pub level: String,
     pub data: String,
+    pub text: String,
 }
 
 type OnLog = ThreadsafeFunction<LogEvent, Unknown<'static>, LogEvent, Status, false, true>;
@@ -195,11 +197,12 @@ type OnLog = ThreadsafeFunction<LogEvent, Unknown<'static>, LogEvent, Status, fa
 struct JsLogger(OnLog);
 
 impl Logger for JsLogger {
-    fn log(&self, server: &str, level: &str, data: Value) {
+    fn log(&self, server: &str, level: &str, data: Value, text: String) {
         let event = LogEvent {
             server: server.to_owned(),
             level: level.to_owned(),
             data: data.to_string(),
+            text,
         };
         self.0.call(event, ThreadsafeFunctionCallMode::NonBlocking);
     }

@@ -272,8 +272,9 @@ impl Source {
                 .iter()
                 .map(|&i| {
                     let tool = &self.tools[i];
-                    let server = self.sessions[tool.server].name();
-                    format!("\"{}\" of MCP server \"{server}\"", tool.listed.name)
+                    let session = &self.sessions[tool.server];
+                    let listed = session.redactor().redact(&tool.listed.name);
+                    format!("\"{listed}\" of MCP server \"{}\"", session.name())
                 })
                 .collect();
             self.warnings.push(format!(

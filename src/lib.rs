@@ -6,6 +6,7 @@ pub mod config;
 pub mod elicitation;
 pub mod inventory;
 pub mod listed_tool;
+pub mod redact;
 pub mod session;
 pub mod store;
 pub mod tool_result;

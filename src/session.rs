@@ -6,6 +6,7 @@ mod clock;
 mod handler;
 mod local_calls;
 mod observer;
+mod redacted;
 mod remote_calls;
 mod wording;
 
@@ -26,11 +27,13 @@ use tokio_util::sync::CancellationToken;
 use self::handler::{Client, Shared};
 use self::local_calls::LocalCalls;
 use self::observer::Observed;
+use self::redacted::RedactingSink;
 use self::remote_calls::RemoteCalls;
 use self::wording::{answered_with_error, during, failed, timed_out, unexpected_response};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
+use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
 use crate::transport::lines::{LineTransport, LineWriter};
@@ -51,7 +54,9 @@ pub struct Hooks {
 }
 
 pub trait Logger: Send + Sync {
-    fn log(&self, server: &str, level: &str, data: Value);
+    /// `data` as the server sent it; `text`, the same as one line for a person to read,
+    /// with the server's secrets redacted.
+    fn log(&self, server: &str, level: &str, data: Value, text: String);
 }
 
 /// One `notifications/progress` for a call.
@@ -120,13 +125,26 @@ enum Calls {
 
 impl Session {
     /// Starts the server and runs `initialize`, bounded by the server timeout and `cancel`.
+    /// What the session reports from here on hides the secrets of `spec`.
     pub async fn connect(
         name: &str,
         spec: &ServerSpec,
         hooks: &Hooks,
         cancel: &CancellationToken,
     ) -> Result<Session, Failure> {
-        let handler = Client(Shared::new(name, hooks));
+        let redactor = Redactor::for_transport(&spec.transport);
+        let handler = Client(Shared::new(name, hooks, redactor.clone()));
+        Self::start(name, spec, handler, cancel)
+            .await
+            .map_err(|failure| failure.redacted(&redactor))
+    }
+
+    async fn start(
+        name: &str,
+        spec: &ServerSpec,
+        handler: Client,
+        cancel: &CancellationToken,
+    ) -> Result<Session, Failure> {
         match &spec.transport {
             TransportSpec::Local(local) => {
                 let (child, pipes) = ChildProcess::spawn(local).map_err(Failure::Reason)?;
@@ -218,8 +236,18 @@ impl Session {
         self.timeout
     }
 
+    /// Hides this server's secrets in texts composed about it.
+    pub fn redactor(&self) -> &Redactor {
+        &self.shared.redactor
+    }
+
     /// Every tool, following `nextCursor`; each page is bounded by the server timeout.
     pub async fn list_tools(&self, cancel: &CancellationToken) -> Result<Vec<ListedTool>, Failure> {
+        let listed = self.list_all_tools(cancel).await;
+        listed.map_err(|failure| failure.redacted(self.redactor()))
+    }
+
+    async fn list_all_tools(&self, cancel: &CancellationToken) -> Result<Vec<ListedTool>, Failure> {
         let mut tools = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
@@ -299,6 +327,7 @@ impl Session {
         sink: Arc<dyn CallSink>,
     ) -> u64 {
         let id = next_call_id();
+        let sink = RedactingSink::wrap(sink, self.redactor());
         match &self.calls {
             Calls::Local(calls) => calls.start(id, tool, args_json, spec, sink),
             Calls::Remote(calls) => calls.start(id, tool, args_json, spec, sink),
@@ -365,10 +394,11 @@ impl Session {
             }
             "closed the connection".to_owned()
         };
-        tokio::select! {
+        let reason = tokio::select! {
             reason = exited => reason,
             reason = disconnected => reason,
-        }
+        };
+        self.redactor().redact_string(reason)
     }
 
     /// Changes whenever rmcp re-establishes an expired HTTP session in place.

@@ -15,11 +15,14 @@ use tokio::sync::{mpsc, watch};
 
 use super::{Hooks, Progress};
 use crate::elicitation;
+use crate::redact::Redactor;
 
 /// State shared between the handler (fed by the server) and the session's calls.
 pub struct Shared {
     pub server: String,
     pub hooks: Hooks,
+    /// The server's secrets, hidden in what is composed from what it says.
+    pub redactor: Redactor,
     /// Where each in-flight call wants its progress notifications.
     pub progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
     /// How many elicitations are waiting for a person; call clocks pause while it is not 0.
@@ -32,10 +35,11 @@ pub struct Shared {
 }
 
 impl Shared {
-    pub fn new(server: &str, hooks: &Hooks) -> Arc<Shared> {
+    pub fn new(server: &str, hooks: &Hooks, redactor: Redactor) -> Arc<Shared> {
         Arc::new(Shared {
             server: server.to_owned(),
             hooks: hooks.clone(),
+            redactor,
             progress: Mutex::new(HashMap::new()),
             eliciting: watch::Sender::new(0),
             tools_changed: watch::Sender::new(0),

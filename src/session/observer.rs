@@ -71,7 +71,8 @@ fn observe(shared: &Shared, notification: &ServerNotification) {
             if let Some(logger) = &shared.hooks.logger {
                 let level = serde_json::to_value(n.params.level).ok();
                 let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
-                logger.log(&shared.server, level, n.params.data.clone());
+                let text = shared.redactor.log_text(&n.params.data);
+                logger.log(&shared.server, level, n.params.data.clone(), text);
             }
         }
         _ => {}
