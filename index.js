@@ -4,6 +4,7 @@
 import * as native from "./binding.js"
 
 import { callQueue, runToolCall } from "./js/call.js"
+import { printable } from "./js/terminal.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -17,7 +18,7 @@ const configSource = (input) =>
   typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
 
 const report = (lines) => {
-  for (const line of lines) process.stderr.write(`[toolnexus] ${line}\n`)
+  for (const line of lines) process.stderr.write(`[toolnexus] ${printable(line)}\n`)
 }
 
 /** Runs `start(canceller)`, cancelling it when `signal` fires; rejects with `signal.reason`. */
@@ -84,17 +85,19 @@ function bridgeWaitFor(waitFor) {
 // Without an onLog, what a server says at warning or above still reaches a person.
 const LOUD = new Set(["warning", "error", "critical", "alert", "emergency"])
 
-/** `onLog` as the binding calls it; a throwing listener must not take the process down. */
+/**
+ * `onLog` as the binding calls it; a throwing listener must not take the process down.
+ * The listener gets `data` as the server sent it; the default printer prints `text`, which
+ * has the server's secrets hidden.
+ */
 function bridgeOnLog(onLog) {
-  return ({ server, level, data }) => {
-    const value = JSON.parse(data)
+  return ({ server, level, data, text }) => {
     if (onLog) {
       try {
-        onLog(server, level, value)
+        onLog(server, level, JSON.parse(data))
       } catch {}
     } else if (LOUD.has(level)) {
-      const text = typeof value === "string" ? value : JSON.stringify(value)
-      process.stderr.write(`[toolnexus] MCP server "${server}" ${level}: ${text}\n`)
+      report([`MCP server "${server}" ${level}: ${text}`])
     }
   }
 }
