@@ -131,10 +131,14 @@ impl Redactor {
     /// A log message's data as one line of text for a person: a string as itself,
     /// anything else as JSON, secrets redacted.
     pub fn log_text(&self, data: &Value) -> String {
-        match self.redact_json(data.clone()) {
-            Value::String(s) => s,
+        let text = |value: &Value| match value {
+            Value::String(s) => s.clone(),
             other => other.to_string(),
+        };
+        if self.is_empty() {
+            return text(data);
         }
+        text(&self.redact_json(data.clone()))
     }
 }
 
