@@ -1,0 +1,47 @@
+// The client the MCP conformance suite drives: `conformance client --command "node
+// driver.mjs"` appends the scenario server's URL. It uses only toolnexus's public API,
+// as a user would: load the server, call its tools, answer elicitations, close.
+import { loadMcp } from "toolnexus"
+
+const url = process.argv.at(-1)
+const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
+
+// An elicitation is accepted with no fields, so the schema's defaults are the answer.
+const waitFor = async (request) => ({ id: request.id, ok: true, data: {} })
+
+/** Arguments that satisfy a listed schema's required properties, by their type. */
+function argumentsFor(schema) {
+  const sample = { number: 1, integer: 1, boolean: true, string: "conformance", array: [], object: {} }
+  const args = {}
+  for (const name of schema.required ?? []) args[name] = sample[schema.properties?.[name]?.type] ?? "conformance"
+  return args
+}
+
+/**
+ * What to call when the scenario names no calls: every tool with arguments its schema
+ * requires, except that the schema-preservation scenario wants the schema toolnexus hands
+ * out for its focal tool echoed back verbatim.
+ */
+function plannedCalls(byName) {
+  const focal = byName.get("json_schema_2020_12_tool")
+  return [...byName].map(([name, tool]) =>
+    name === "json_schema_echo" && focal
+      ? { name, arguments: { schema: focal.inputSchema } }
+      : { name, arguments: argumentsFor(tool.inputSchema) },
+  )
+}
+
+const mcp = await loadMcp({ conformance: { url, timeout: 20_000 } }, { waitFor })
+try {
+  if (mcp.status.conformance !== "connected") process.exitCode = 1
+  const byName = new Map(mcp.tools.map((tool) => [tool.name.replace(/^conformance_/, ""), tool]))
+  const calls = context.toolCalls ?? plannedCalls(byName)
+  for (const call of calls) {
+    const tool = byName.get(call.name)
+    if (!tool) continue
+    const result = await tool.execute(call.arguments ?? {})
+    console.log(`${call.name}: ${result.isError ? "error: " : ""}${result.output}`)
+  }
+} finally {
+  await mcp.close()
+}
