@@ -3,6 +3,7 @@
 //! it; everything else knows nothing of Node.
 
 pub mod config;
+pub mod duration;
 pub mod elicitation;
 pub mod inventory;
 pub mod listed_tool;
