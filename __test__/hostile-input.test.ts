@@ -63,3 +63,15 @@ describe("huge durations are clamped, never fatal", T, () => {
     assert.deepEqual(out, { echo: true, output: '{"text":"s"}' })
   })
 })
+
+const hostile = (...flags: string[]) => ({ command: [NODE, fixture("hostile-server.mjs"), ...flags], timeout: 5_000 })
+
+describe("a server that abuses the protocol", T, () => {
+  test("structured output is exactly JSON.stringify(structuredContent)", async (t) => {
+    const source = await openSource(t, { h: hostile() })
+    const res = await toolNamed(source, "h_structured").execute({})
+    const wire = '{"total":6.0,"big":1e21,"small":1.5e-7,"b":1,"1":2.50}'
+    assert.equal(res.output, JSON.stringify(JSON.parse(wire)))
+    assert.equal(res.output, '{"1":2.5,"total":6,"big":1e+21,"small":1.5e-7,"b":1}')
+  })
+})

@@ -6,6 +6,7 @@ pub mod config;
 pub mod duration;
 pub mod elicitation;
 pub mod inventory;
+pub mod js_json;
 pub mod listed_tool;
 pub mod session;
 pub mod store;
