@@ -493,16 +493,7 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     if !args.get().starts_with('{') {
         return None;
     }
-    // JSON may hold newlines between tokens; a line may not.
-    let compact;
-    let args = if args.get().contains('\n') {
-        compact = serde_json::from_str::<serde_json::Value>(args.get())
-            .ok()?
-            .to_string();
-        &compact
-    } else {
-        args.get()
-    };
+    let args = args.get().as_bytes();
     let mut line = Vec::with_capacity(args.len() + tool.len() + 128);
     let _ = write!(
         line,
@@ -510,7 +501,13 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     );
     serde_json::to_writer(&mut line, tool).ok()?;
     line.extend_from_slice(b",\"arguments\":");
-    line.extend_from_slice(args.as_bytes());
+    // JSON may hold newlines between tokens (never inside a string); a line may not. They
+    // become spaces, so the text is otherwise untouched: big numbers keep every digit.
+    if memchr::memchr(b'\n', args).is_some() {
+        line.extend(args.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+    } else {
+        line.extend_from_slice(args);
+    }
     let _ = writeln!(
         line,
         ",\"_meta\":{{\"progressToken\":\"{ID_PREFIX}{id}\"}}}}}}"
@@ -588,6 +585,18 @@ mod tests {
         );
         let pretty = request_line(8, "t", "{\n  \"a\": 1\n}").expect("a line");
         assert_eq!(pretty.iter().filter(|b| **b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn pretty_arguments_keep_big_numbers_exactly() {
+        let args =
+            "{\n  \"n\": 123456789012345678901234567890,\n  \"x\": 1.000000000000000000001\n}";
+        let line = request_line(9, "t", args).expect("a line");
+        let line = String::from_utf8(line).expect("utf-8");
+        assert!(
+            line.contains(r#""arguments":{   "n": 123456789012345678901234567890,   "x": 1.000000000000000000001 },"#),
+            "{line}"
+        );
     }
 
     #[test]
