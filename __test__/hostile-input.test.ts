@@ -74,4 +74,13 @@ describe("a server that abuses the protocol", T, () => {
     assert.equal(res.output, JSON.stringify(JSON.parse(wire)))
     assert.equal(res.output, '{"1":2.5,"total":6,"big":1e+21,"small":1.5e-7,"b":1}')
   })
+
+  test("a call's result holding `tools` is not taken for a pending listing", async (t) => {
+    const store = createMcpStore({ h: hostile()     t.after(() => store.close())
+    await store.listToolsAsync()
+    const { value: res, ms } = await timed(() => store.callTool("h_listing", {}))
+    assert.deepEqual([res.isError, res.output], [false, "the call's own answer"])
+    assert.ok(ms < 4_000, `took ${ms} ms: the answer was swallowed`)
+  })
+})
 })

@@ -181,7 +181,8 @@ impl LocalCalls {
     }
 
     /// While a listing is waiting, a line is first read as its page, in one pass: pages
-    /// are the biggest answers a session gets. Returns false when the line is not one.
+    /// are the biggest answers a session gets. Returns false when the line is not one, or
+    /// answers anything but a waiting listing (a call's result may hold `tools` too).
     fn take_page(&self, line: &[u8]) -> bool {
         #[derive(Deserialize)]
         struct PageAnswer<'a> {
@@ -196,19 +197,17 @@ impl LocalCalls {
         let Ok(answer) = serde_json::from_slice::<PageAnswer>(line) else {
             return false;
         };
-        let Some(id) = our_id(answer.id) else {
+        let Some(listing) = our_id(answer.id).and_then(|id| self.table().listings.remove(&id))
+        else {
             return false;
         };
-        let listing = self.table().listings.remove(&id);
-        if let Some(listing) = listing {
-            let tools = answer
-                .result
-                .tools
-                .into_iter()
-                .map(ListedTool::from)
-                .collect();
-            let _ = listing.send(Ok((tools, answer.result.next_cursor)));
-        }
+        let tools = answer
+            .result
+            .tools
+            .into_iter()
+            .map(ListedTool::from)
+            .collect();
+        let _ = listing.send(Ok((tools, answer.result.next_cursor)));
         true
     }
 
