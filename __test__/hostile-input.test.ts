@@ -67,6 +67,13 @@ describe("huge durations are clamped, never fatal", T, () => {
 const hostile = (...flags: string[]) => ({ command: [NODE, fixture("hostile-server.mjs"), ...flags], timeout: 5_000 })
 
 describe("a server that abuses the protocol", T, () => {
+  test("responses to ids never sent before the initialize answer are ignored", async (t) => {
+    const source = await openSource(t, { h: hostile("--stray") })
+    assert.equal(source.status.h, "connected")
+    const res = await toolNamed(source, "h_structured").execute({})
+    assert.equal(res.isError, false, res.output)
+  })
+
   test("structured output is exactly JSON.stringify(structuredContent)", async (t) => {
     const source = await openSource(t, { h: hostile() })
     const res = await toolNamed(source, "h_structured").execute({})
