@@ -74,6 +74,22 @@ describe("a server that abuses the protocol", T, () => {
     assert.equal(res.isError, false, res.output)
   })
 
+  test("a request with malformed params is refused under its own id", async (t) => {
+    const source = await openSource(t, { h: hostile() })
+    const res = await toolNamed(source, "h_ask").execute({})
+    assert.equal(res.isError, false, res.output)
+    const reply = JSON.parse(res.output)
+    assert.equal(reply.id, "ask-1")
+    assert.equal(typeof reply.error?.code, "number")
+  })
+
+  test("an answer that is not valid UTF-8 is read lossily, at once", async (t) => {
+    const source = await openSource(t, { h: hostile() })
+    const { value: res, ms } = await timed(() => toolNamed(source, "h_latin1").execute({}))
+    assert.deepEqual([res.isError, res.output], [false, "caf\uFFFD"])
+    assert.ok(ms < 4_000, `took ${ms} ms: the answer waited out the timeout`)
+  })
+
   test("structured output is exactly JSON.stringify(structuredContent)", async (t) => {
     const source = await openSource(t, { h: hostile() })
     const res = await toolNamed(source, "h_structured").execute({})
@@ -83,11 +99,11 @@ describe("a server that abuses the protocol", T, () => {
   })
 
   test("a call's result holding `tools` is not taken for a pending listing", async (t) => {
-    const store = createMcpStore({ h: hostile()     t.after(() => store.close())
+    const store = createMcpStore({ h: hostile() })
+    t.after(() => store.close())
     await store.listToolsAsync()
     const { value: res, ms } = await timed(() => store.callTool("h_listing", {}))
     assert.deepEqual([res.isError, res.output], [false, "the call's own answer"])
     assert.ok(ms < 4_000, `took ${ms} ms: the answer was swallowed`)
   })
-})
 })
