@@ -81,15 +81,11 @@ fn write_number(out: &mut String, x: f64) {
     if x < 0.0 {
         out.push('-');
     }
-    // Rust's `{:e}` prints the shortest digits that read back as `x`, as JavaScript picks.
-    let scientific = format!("{:e}", x.abs());
-    let (mantissa, exponent) = scientific
-        .split_once('e')
-        .expect("`{:e}` always prints an exponent");
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    let exponent: i32 = exponent.parse().expect("`{:e}` prints an integer exponent");
+    // serde_json prints the shortest digits that read back as `x`, the closest of them,
+    // and the even one on a tie, as JavaScript picks them; only the layout differs.
+    let (digits, n) = decimal_digits(&Value::from(x.abs()).to_string());
     // x = 0.d1d2...dk × 10^n
-    let (k, n) = (digits.len() as i32, exponent + 1);
+    let k = digits.len() as i32;
     if k <= n && n <= 21 {
         out.push_str(&digits);
         out.extend(std::iter::repeat_n('0', (n - k) as usize));
@@ -111,6 +107,19 @@ fn write_number(out: &mut String, x: f64) {
         out.push(if n > 0 { '+' } else { '-' });
         out.push_str(&(n - 1).abs().to_string());
     }
+}
+
+/// The significant digits of a positive decimal text (`6.0`, `1.5e-7`, `1e21`) and `n`
+/// such that its value is 0.digits × 10^n.
+fn decimal_digits(text: &str) -> (String, i32) {
+    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let all = format!("{whole}{fraction}");
+    let significant = all.trim_start_matches('0');
+    let leading_zeros = (all.len() - significant.len()) as i32;
+    let exponent: i32 = exponent.trim_start_matches('+').parse().unwrap_or(0);
+    let n = whole.len() as i32 - leading_zeros + exponent;
+    (significant.trim_end_matches('0').to_owned(), n)
 }
 
 #[cfg(test)]
@@ -142,6 +151,9 @@ mod tests {
             ("5e-324", "5e-324"),
             ("2.5E+3", "2500"),
             ("9007199254740993", "9007199254740992"),
+            // Two shortest candidates, equally close: the even one.
+            ("84418043664819.125", "84418043664819.12"),
+            ("3091651018847.03125", "3091651018847.0312"),
         ];
         for (wire, expected) in cases {
             assert_eq!(js(wire), expected, "{wire}");
