@@ -254,7 +254,7 @@ export function answerToElicitResult(answer: Answer): {
 
 // ---------------------------------------------------------------- store mode
 
-/** Options of {@link createMcpStore}. Times are in milliseconds, capped at one year. */
+/** Options of {@link createMcpStore}. Times are finite milliseconds, capped at one year. */
 export interface McpStoreOptions {
   /**
    * The longest `listToolsAsync()` waits for one local (stdio) server still `initializing`.
