@@ -90,6 +90,16 @@ describe("a server that abuses the protocol", T, () => {
     assert.ok(ms < 4_000, `took ${ms} ms: the answer waited out the timeout`)
   })
 
+  test("an answer that is not JSON fails its call at once", async (t) => {
+    const source = await openSource(t, { h: hostile() })
+    const { value: res, ms } = await timed(() => toolNamed(source, "h_garbled").execute({}))
+    assert.deepEqual(
+      [res.isError, res.output],
+      [true, 'MCP server "h" sent a response to tools/call "garbled" that is not valid JSON'],
+    )
+    assert.ok(ms < 4_000, `took ${ms} ms: the answer waited out the timeout`)
+  })
+
   test("structured output is exactly JSON.stringify(structuredContent)", async (t) => {
     const source = await openSource(t, { h: hostile() })
     const res = await toolNamed(source, "h_structured").execute({})

@@ -22,7 +22,7 @@ use super::clock::Clock;
 use super::handler::Shared;
 use super::wording::{
     aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
-    timed_out, unexpected_response,
+    malformed_response, timed_out, unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{ListedTool, Page};
@@ -33,6 +33,8 @@ use crate::transport::stdio::ChildProcess;
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
 const ID_PREFIX: &str = "tn-";
+/// How far into a line an answer's id is looked for when the line cannot be decoded.
+const ID_HEAD: usize = 256;
 
 pub struct LocalCalls {
     me: Weak<LocalCalls>,
@@ -322,6 +324,24 @@ impl LocalCalls {
         Ok(next)
     }
 
+    /// Fails the call or listing a line answered, when its id is in the line's head
+    /// (where it usually is): waiting for it would only run into the timeout.
+    fn fail_answered(&self, line: &[u8], reason: impl Fn(&str) -> String) {
+        let Some(id) = id_in_head(line) else {
+            return;
+        };
+        let (listing, call) = {
+            let mut table = self.table();
+            (table.listings.remove(&id), table.pending.remove(&id))
+        };
+        if let Some(listing) = listing {
+            let _ = listing.send(Err(reason("tools/list")));
+        }
+        if let Some(call) = call {
+            call.sink.done(id, self.failed(reason(&during(&call.tool))));
+        }
+    }
+
     /// Fails `calls` the way the server went: its exit status and stderr when it exited.
     fn fail_gone(&self, status: Option<ExitStatus>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
         let Some(me) = self.me.upgrade() else {
@@ -375,29 +395,17 @@ impl Intercept for LocalCalls {
         true
     }
 
-    /// Fails the call or listing the line answered, when its id is in the head: waiting
-    /// for it would only run into the timeout.
     fn oversized(&self, head: &[u8]) {
-        let Some(id) = id_in_head(head) else {
-            return;
-        };
-        let too_big = |phase: &str| {
+        self.fail_answered(head, |phase| {
             format!(
                 "answered {phase} with a message over the {} MiB limit",
                 MAX_MESSAGE_BYTES >> 20
             )
-        };
-        let (listing, call) = {
-            let mut table = self.table();
-            (table.listings.remove(&id), table.pending.remove(&id))
-        };
-        if let Some(listing) = listing {
-            let _ = listing.send(Err(too_big("tools/list")));
-        }
-        if let Some(call) = call {
-            call.sink
-                .done(id, self.failed(too_big(&during(&call.tool))));
-        }
+        });
+    }
+
+    fn unreadable(&self, line: &[u8]) {
+        self.fail_answered(line, malformed_response);
     }
 
     fn ended(&self) {
@@ -515,7 +523,8 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
 }
 
 /// Our id in the first bytes of a line (`"id":"tn-17"`), if it is there.
-fn id_in_head(head: &[u8]) -> Option<u64> {
+fn id_in_head(line: &[u8]) -> Option<u64> {
+    let head = &line[..line.len().min(ID_HEAD)];
     let at = memchr::memmem::find(head, b"\"id\"")?;
     let value = head[at + 4..]
         .trim_ascii_start()

@@ -29,6 +29,8 @@ pub trait Intercept: Send + Sync {
     fn intercept(&self, line: &[u8]) -> bool;
     /// A line too long to read was dropped; `head` is its start (where its id usually is).
     fn oversized(&self, head: &[u8]);
+    /// A line that neither the intercept nor rmcp could read was dropped.
+    fn unreadable(&self, line: &[u8]);
     /// The server's stdout has ended; called once.
     fn ended(&self);
 }
@@ -290,6 +292,8 @@ impl LineTransport {
         }
         if refuse {
             self.refuse(line);
+        } else {
+            self.intercept.unreadable(line);
         }
         None
     }
