@@ -67,9 +67,10 @@ describe("huge durations are clamped, never fatal", T, () => {
 const hostile = (...flags: string[]) => ({ command: [NODE, fixture("hostile-server.mjs"), ...flags], timeout: 5_000 })
 
 describe("a server that abuses the protocol", T, () => {
-  test("responses to ids never sent before the initialize answer are ignored", async (t) => {
+  test("responses to ids never sent are ignored, before the initialize answer and after", async (t) => {
     const source = await openSource(t, { h: hostile("--stray") })
     assert.equal(source.status.h, "connected")
+    assert.equal(source.tools.length, 5)
     const res = await toolNamed(source, "h_structured").execute({})
     assert.equal(res.isError, false, res.output)
   })
