@@ -38,7 +38,8 @@ fn write_value(out: &mut String, value: &Value) {
 /// serde_json escapes strings as `JSON.stringify` does (the short escapes, other control
 /// characters as lowercase `\u00xx`, nothing else).
 fn write_string(out: &mut String, s: &str) {
-    out.push_str(&Value::from(s).to_string());
+    // Serialising a string cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
 fn write_object(out: &mut String, map: &Map<String, Value>) {
@@ -75,6 +76,7 @@ fn write_number(out: &mut String, x: f64) {
     if x == 0.0 {
         return out.push('0');
     }
+    // JSON numbers are finite; JavaScript prints a non-finite one as null.
     if !x.is_finite() {
         return out.push_str("null");
     }
