@@ -40,6 +40,7 @@ export interface ToolContext {
   /**
    * Milliseconds for this call, overriding the server's `timeout`. Progress notifications
    * restart the clock; it stands still while `waitFor` is answering an elicitation.
+   * Capped at one year (`Infinity` included).
    */
   timeout?: number
   answer?: Answer
@@ -253,7 +254,7 @@ export function answerToElicitResult(answer: Answer): {
 
 // ---------------------------------------------------------------- store mode
 
-/** Options of {@link createMcpStore}. Times are in milliseconds. */
+/** Options of {@link createMcpStore}. Times are finite milliseconds, capped at one year. */
 export interface McpStoreOptions {
   /**
    * The longest `listToolsAsync()` waits for one local (stdio) server still `initializing`.

@@ -21,6 +21,7 @@ mod store;
 
 use self::call_queue::{CallQueue, Wake};
 use crate::config::{self, ConfigInput, McpConfig};
+use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::normalize_schema;
@@ -64,7 +65,7 @@ pub struct Canceller {
 
 #[napi]
 impl Canceller {
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     #[allow(clippy::new_without_default, reason = "a JS constructor")]
     pub fn new() -> Self {
         Canceller {
@@ -72,20 +73,20 @@ impl Canceller {
         }
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn cancel(&self) {
         self.token.cancel();
     }
 }
 
-#[napi(js_name = "parseMcpConfig")]
+#[napi(catch_unwind, js_name = "parseMcpConfig")]
 pub fn parse_mcp_config(source: ConfigSource) -> Result<String> {
     let map =
         config::read_server_map(&source.into()).map_err(|e| Error::new(Status::InvalidArg, e.0))?;
     to_json(&map)
 }
 
-#[napi(js_name = "listMcpTools")]
+#[napi(catch_unwind, js_name = "listMcpTools")]
 pub fn list_mcp_tools<'env>(
     env: &'env Env,
     source: ConfigSource,
@@ -150,13 +151,13 @@ impl McpInventoryHandle {
 #[napi]
 impl McpInventoryHandle {
     /// `{ tools: { [server]: [{ name, description }] }, status, failures }`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
         self.summary.clone()
     }
 
     /// Tool number `index` (counting through the servers in order), its schema normalised.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn input_schema(&self, index: u32) -> Result<String> {
         let schema = self
             .schemas
@@ -208,7 +209,7 @@ impl Logger for JsLogger {
     }
 }
 
-#[napi(js_name = "loadMcp")]
+#[napi(catch_unwind, js_name = "loadMcp")]
 pub fn load_mcp<'env>(
     env: &'env Env,
     source: ConfigSource,
@@ -347,8 +348,8 @@ impl CallRequest {
 
 /// A call's own timeout, when it gives a usable one.
 fn call_timeout(ms: Option<f64>) -> Option<Duration> {
-    ms.filter(|ms| *ms > 0.0 && ms.is_finite())
-        .map(|ms| Duration::from_secs_f64(ms / 1000.0))
+    ms.and_then(duration::from_millis)
+        .filter(|timeout| !timeout.is_zero())
 }
 
 #[napi(object)]
@@ -365,14 +366,14 @@ pub(crate) type OnProgress =
 impl McpSourceHandle {
     /// `{ tools: [{ name, description, server }], status, failures, warnings }`, serialised
     /// once when the load finished. Schemas are left out: see `inputSchema`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
         self.summary.clone()
     }
 
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its
     /// progress and outcome come through `takeEvents`. Never throws for a failed call.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn call_tool(
         &self,
         env: &Env,
@@ -394,13 +395,13 @@ impl McpSourceHandle {
 
     /// Tool number `index`'s input schema as JSON text. JS asks for it when the schema is
     /// first read: an agent that loads thousands of tools reads few of them.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn input_schema(&self, index: u32) -> Result<String> {
         Ok(self.tool(index)?.input_schema())
     }
 
     /// Tool number `index`'s name as its server knows it, for a call that never starts.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn tool_name(&self, index: u32) -> Result<String> {
         Ok(self.tool(index)?.listed.name.clone())
     }
@@ -413,7 +414,7 @@ impl McpSourceHandle {
     }
 
     /// Aborts call `id` of tool number `index`, if it is still running.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn abort_call(&self, index: u32, id: f64) {
         if let Some(tool) = self.source.tools.get(index as usize) {
             self.source.sessions[tool.server].abort_call(id as u64);
@@ -421,13 +422,13 @@ impl McpSourceHandle {
     }
 
     /// Every call event since the last take, flat: `[id, kind, a, b, c, ...]`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn take_events<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
         self.calls.take(env)
     }
 
     /// Closes every session and kills every server process tree. Idempotent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let source = self.source.clone();
         env.spawn_future(async move {
@@ -438,29 +439,29 @@ impl McpSourceHandle {
 }
 
 /// Kills every server process still alive; the JS layer calls it on process exit.
-#[napi(js_name = "killAllServers")]
+#[napi(catch_unwind, js_name = "killAllServers")]
 pub fn kill_all_servers() {
     groups::kill_all();
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn sanitize(name: String) -> String {
     config::sanitize(&name)
 }
 
-#[napi(js_name = "expandEnv")]
+#[napi(catch_unwind, js_name = "expandEnv")]
 pub fn expand_env(value: String) -> String {
     config::expand_env(&value)
 }
 
-#[napi(js_name = "elicitationToRequest")]
+#[napi(catch_unwind, js_name = "elicitationToRequest")]
 pub fn elicitation_to_request(params_json: String) -> Result<String> {
     let params: Value =
         serde_json::from_str(&params_json).map_err(|e| Error::from_reason(e.to_string()))?;
     to_json(&elicitation::to_request(&params))
 }
 
-#[napi(js_name = "answerToElicitResult")]
+#[napi(catch_unwind, js_name = "answerToElicitResult")]
 pub fn answer_to_elicit_result(answer_json: String) -> Result<String> {
     let answer: Option<Answer> = serde_json::from_str(&answer_json).ok();
     to_json(&elicitation::to_result(answer.as_ref(), &Value::Null))

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::duration;
+
 /// Wrapper keys, tried in this order; the first one present holds the servers.
 const WRAPPERS: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// Sibling sections of an unwrapped config that are never servers.
@@ -187,8 +189,8 @@ fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
     }
     let timeout = match obj.get("timeout") {
         None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(Value::Number(n)) => match n.as_f64() {
-            Some(ms) if ms > 0.0 && ms.is_finite() => Duration::from_secs_f64(ms / 1000.0),
+        Some(Value::Number(n)) => match n.as_f64().and_then(duration::from_millis) {
+            Some(timeout) if !timeout.is_zero() => timeout,
             _ => {
                 return Err(format!(
                     "\"timeout\" must be a positive number of milliseconds, got {n}"

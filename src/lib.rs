@@ -3,8 +3,10 @@
 //! it; everything else knows nothing of Node.
 
 pub mod config;
+pub mod duration;
 pub mod elicitation;
 pub mod inventory;
+pub mod js_json;
 pub mod listed_tool;
 pub mod redact;
 pub mod session;

@@ -7,6 +7,8 @@ use rmcp::model::CallToolResult;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::js_json;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {
     pub output: String,
@@ -64,7 +66,7 @@ struct RichContent {
 /// Converts a result's JSON text; `None` when it is not a `CallToolResult`.
 ///
 /// `isError`: the text parts joined by a blank line (or a fixed message when there is no
-/// text); else `structuredContent` as JSON; else the text parts joined by newlines.
+/// text); else `structuredContent` as `JSON.stringify` prints it; else the text parts joined by newlines.
 pub fn decode(json: &str) -> Option<ToolOutput> {
     let view: ResultView = serde_json::from_str(json).ok()?;
     let rich = view.content.iter().any(|part| part.kind != "text");
@@ -76,7 +78,7 @@ pub fn decode(json: &str) -> Option<ToolOutput> {
     let is_error = view.is_error == Some(true);
     if !is_error && let Some(structured) = &view.structured {
         return Some(ToolOutput {
-            output: structured.to_string(),
+            output: js_json::stringify(structured),
             is_error,
             content,
         });
@@ -163,6 +165,13 @@ mod tests {
     fn structured_content_wins_over_text() {
         let wire = json!({ "content": [text("x")], "structuredContent": { "n": 1, "s": "t" } });
         assert_eq!(convert(wire), ToolOutput::text(r#"{"n":1,"s":"t"}"#.into()));
+    }
+
+    #[test]
+    fn structured_content_prints_as_json_stringify() {
+        let wire = r#"{"content":[],"structuredContent":{"total":6.0,"big":1e21,"7":[1.50]}}"#;
+        let output = decode(wire).expect("a CallToolResult").output;
+        assert_eq!(output, r#"{"7":[1.5],"total":6,"big":1e+21}"#);
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub struct LiveHandles {
 }
 
 /// A diagnostic for tests, not part of the public API.
-#[napi(js_name = "liveHandles")]
+#[napi(catch_unwind, js_name = "liveHandles")]
 pub fn live_handles() -> LiveHandles {
     LiveHandles {
         sources: SOURCES.get(),

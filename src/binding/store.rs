@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_config, to_json};
 use crate::config::McpConfig;
+use crate::duration;
 use crate::session::Hooks;
 use crate::store::{Store, StoreOptions};
 
@@ -26,9 +27,7 @@ pub struct NativeStoreOptions {
 impl From<NativeStoreOptions> for StoreOptions {
     fn from(js: NativeStoreOptions) -> Self {
         let ms = |value: Option<f64>, default: Duration| {
-            value
-                .filter(|v| *v >= 0.0 && v.is_finite())
-                .map_or(default, |v| Duration::from_secs_f64(v / 1000.0))
+            value.and_then(duration::from_millis).unwrap_or(default)
         };
         let defaults = StoreOptions::default();
         StoreOptions {
@@ -51,7 +50,7 @@ pub struct NativeStore {
 
 #[napi]
 impl NativeStore {
-    #[napi(constructor)]
+    #[napi(catch_unwind, constructor)]
     pub fn new(source: Option<ConfigSource>, options: Option<NativeStoreOptions>) -> Result<Self> {
         let config = match source {
             Some(source) => load_config(source)?,
@@ -69,19 +68,19 @@ impl NativeStore {
     }
 
     /// Changes with every change to any server's state or tools.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn version(&self) -> f64 {
         self.store.version() as f64
     }
 
     /// The view's tools as JSON: `[{ name, description, inputSchema, serviceName, clientId, tool }]`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn list_tools(&self, agent: Option<String>) -> Result<String> {
         to_json(&self.store.list_tools(agent.as_deref()))
     }
 
     /// `{ [serviceName]: { state, lastError?, toolCount, connectedAt?, restarts, clientId } }`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn status(&self, agent: Option<String>) -> Result<String> {
         let status: Map<String, Value> = self
             .store
@@ -92,12 +91,12 @@ impl NativeStore {
         to_json(&status)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn any_initializing(&self, agent: Option<String>) -> bool {
         self.store.any_initializing(agent.as_deref())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn wait_initializing<'env>(
         &self,
         env: &'env Env,
@@ -111,20 +110,20 @@ impl NativeStore {
     }
 
     /// Adds (or replaces, by name) servers of the store (`agent` null) or of an agent.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn add_servers(&self, agent: Option<String>, source: ConfigSource) -> Result<()> {
         let config = load_config(source)?;
         within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config));
         Ok(())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn remove_server(&self, agent: Option<String>, name: String) -> bool {
         self.store.remove_server(agent.as_deref(), &name)
     }
 
     /// Replaces one server's entry (given as JSON) and reconnects it.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn update_server(
         &self,
         agent: Option<String>,
@@ -139,7 +138,7 @@ impl NativeStore {
     }
 
     /// Calls `tool` (the server's own name) of a service as the view names it.
-    #[napi]
+    #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
     pub fn call_tool<'env>(
         &self,
@@ -165,7 +164,7 @@ impl NativeStore {
     }
 
     /// Calls `listener(version)` after every change, until the store is freed.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn on_change(&self, listener: OnChange) {
         let mut changes = self.store.subscribe();
         within_runtime_if_available(|| {
@@ -179,7 +178,7 @@ impl NativeStore {
     }
 
     /// Stops every server and waits until every process tree has ended.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
         let store = self.store.clone();
         env.spawn_future(async move {

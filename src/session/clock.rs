@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
+use crate::duration::deadline_after;
+
 /// A call's timeout: restarted by progress, paused while a person is being asked.
 pub struct Clock {
     timeout: Duration,
@@ -16,7 +18,7 @@ impl Clock {
     pub fn new(timeout: Duration, paused: bool) -> Clock {
         let mut clock = Clock {
             timeout,
-            deadline: Instant::now() + timeout,
+            deadline: deadline_after(Instant::now(), timeout),
             paused: None,
         };
         clock.set_paused(paused);
@@ -26,7 +28,7 @@ impl Clock {
     pub fn restart(&mut self) {
         match &mut self.paused {
             Some(left) => *left = self.timeout,
-            None => self.deadline = Instant::now() + self.timeout,
+            None => self.deadline = deadline_after(Instant::now(), self.timeout),
         }
     }
 
@@ -35,7 +37,7 @@ impl Clock {
         match (pause, self.paused) {
             (true, None) => self.paused = Some(self.deadline.saturating_duration_since(now)),
             (false, Some(left)) => {
-                self.deadline = now + left;
+                self.deadline = deadline_after(now, left);
                 self.paused = None;
             }
             _ => {}

@@ -22,7 +22,7 @@ use super::clock::Clock;
 use super::handler::Shared;
 use super::wording::{
     aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
-    timed_out, unexpected_response,
+    malformed_response, timed_out, unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{ListedTool, Page};
@@ -33,6 +33,8 @@ use crate::transport::stdio::ChildProcess;
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
 const ID_PREFIX: &str = "tn-";
+/// How far into a line an answer's id is looked for when the line cannot be decoded.
+const ID_HEAD: usize = 256;
 
 pub struct LocalCalls {
     me: Weak<LocalCalls>,
@@ -181,7 +183,8 @@ impl LocalCalls {
     }
 
     /// While a listing is waiting, a line is first read as its page, in one pass: pages
-    /// are the biggest answers a session gets. Returns false when the line is not one.
+    /// are the biggest answers a session gets. Returns false when the line is not one, or
+    /// answers anything but a waiting listing (a call's result may hold `tools` too).
     fn take_page(&self, line: &[u8]) -> bool {
         #[derive(Deserialize)]
         struct PageAnswer<'a> {
@@ -196,19 +199,17 @@ impl LocalCalls {
         let Ok(answer) = serde_json::from_slice::<PageAnswer>(line) else {
             return false;
         };
-        let Some(id) = our_id(answer.id) else {
+        let Some(listing) = our_id(answer.id).and_then(|id| self.table().listings.remove(&id))
+        else {
             return false;
         };
-        let listing = self.table().listings.remove(&id);
-        if let Some(listing) = listing {
-            let tools = answer
-                .result
-                .tools
-                .into_iter()
-                .map(ListedTool::from)
-                .collect();
-            let _ = listing.send(Ok((tools, answer.result.next_cursor)));
-        }
+        let tools = answer
+            .result
+            .tools
+            .into_iter()
+            .map(ListedTool::from)
+            .collect();
+        let _ = listing.send(Ok((tools, answer.result.next_cursor)));
         true
     }
 
@@ -323,6 +324,24 @@ impl LocalCalls {
         Ok(next)
     }
 
+    /// Fails the call or listing a line answered, when its id is in the line's head
+    /// (where it usually is): waiting for it would only run into the timeout.
+    fn fail_answered(&self, line: &[u8], reason: impl Fn(&str) -> String) {
+        let Some(id) = id_in_head(line) else {
+            return;
+        };
+        let (listing, call) = {
+            let mut table = self.table();
+            (table.listings.remove(&id), table.pending.remove(&id))
+        };
+        if let Some(listing) = listing {
+            let _ = listing.send(Err(reason("tools/list")));
+        }
+        if let Some(call) = call {
+            call.sink.done(id, self.failed(reason(&during(&call.tool))));
+        }
+    }
+
     /// Fails `calls` the way the server went: its exit status and stderr when it exited.
     fn fail_gone(&self, status: Option<ExitStatus>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
         let Some(me) = self.me.upgrade() else {
@@ -376,29 +395,17 @@ impl Intercept for LocalCalls {
         true
     }
 
-    /// Fails the call or listing the line answered, when its id is in the head: waiting
-    /// for it would only run into the timeout.
     fn oversized(&self, head: &[u8]) {
-        let Some(id) = id_in_head(head) else {
-            return;
-        };
-        let too_big = |phase: &str| {
+        self.fail_answered(head, |phase| {
             format!(
                 "answered {phase} with a message over the {} MiB limit",
                 MAX_MESSAGE_BYTES >> 20
             )
-        };
-        let (listing, call) = {
-            let mut table = self.table();
-            (table.listings.remove(&id), table.pending.remove(&id))
-        };
-        if let Some(listing) = listing {
-            let _ = listing.send(Err(too_big("tools/list")));
-        }
-        if let Some(call) = call {
-            call.sink
-                .done(id, self.failed(too_big(&during(&call.tool))));
-        }
+        });
+    }
+
+    fn unreadable(&self, line: &[u8]) {
+        self.fail_answered(line, malformed_response);
     }
 
     fn ended(&self) {
@@ -493,16 +500,7 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     if !args.get().starts_with('{') {
         return None;
     }
-    // JSON may hold newlines between tokens; a line may not.
-    let compact;
-    let args = if args.get().contains('\n') {
-        compact = serde_json::from_str::<serde_json::Value>(args.get())
-            .ok()?
-            .to_string();
-        &compact
-    } else {
-        args.get()
-    };
+    let args = args.get().as_bytes();
     let mut line = Vec::with_capacity(args.len() + tool.len() + 128);
     let _ = write!(
         line,
@@ -510,7 +508,13 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     );
     serde_json::to_writer(&mut line, tool).ok()?;
     line.extend_from_slice(b",\"arguments\":");
-    line.extend_from_slice(args.as_bytes());
+    // JSON may hold newlines between tokens (never inside a string); a line may not. They
+    // become spaces, so the text is otherwise untouched: big numbers keep every digit.
+    if memchr::memchr(b'\n', args).is_some() {
+        line.extend(args.iter().map(|&b| if b == b'\n' { b' ' } else { b }));
+    } else {
+        line.extend_from_slice(args);
+    }
     let _ = writeln!(
         line,
         ",\"_meta\":{{\"progressToken\":\"{ID_PREFIX}{id}\"}}}}}}"
@@ -519,7 +523,8 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
 }
 
 /// Our id in the first bytes of a line (`"id":"tn-17"`), if it is there.
-fn id_in_head(head: &[u8]) -> Option<u64> {
+fn id_in_head(line: &[u8]) -> Option<u64> {
+    let head = &line[..line.len().min(ID_HEAD)];
     let at = memchr::memmem::find(head, b"\"id\"")?;
     let value = head[at + 4..]
         .trim_ascii_start()
@@ -588,6 +593,18 @@ mod tests {
         );
         let pretty = request_line(8, "t", "{\n  \"a\": 1\n}").expect("a line");
         assert_eq!(pretty.iter().filter(|b| **b == b'\n').count(), 1);
+    }
+
+    #[test]
+    fn pretty_arguments_keep_big_numbers_exactly() {
+        let args =
+            "{\n  \"n\": 123456789012345678901234567890,\n  \"x\": 1.000000000000000000001\n}";
+        let line = request_line(9, "t", args).expect("a line");
+        let line = String::from_utf8(line).expect("utf-8");
+        assert!(
+            line.contains(r#""arguments":{   "n": 123456789012345678901234567890,   "x": 1.000000000000000000001 },"#),
+            "{line}"
+        );
     }
 
     #[test]

@@ -4,6 +4,9 @@
 //! the waiting request, so a progress notification sent just before the answer can lose
 //! the race to it, and log messages can overtake each other. Routing progress and logging
 //! here, in the transport's receive order, keeps both in the order the server sent them.
+//!
+//! It also drops responses to ids the client never sent while the handshake runs, as the
+//! official SDK does: rmcp would fail `initialize` on them, and ignores them only later.
 #![expect(
     deprecated,
     reason = "logging is deprecated by SEP-2577, but servers still send it"
@@ -12,7 +15,10 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use rmcp::model::{ServerJsonRpcMessage, ServerNotification};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+    ServerNotification,
+};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::Value;
@@ -23,12 +29,59 @@ use super::handler::Shared;
 pub struct Observed<T> {
     inner: T,
     shared: Arc<Shared>,
+    /// Until `initialize` is answered: the ids of the requests sent so far and which of
+    /// them is `initialize`.
+    handshake: Option<Handshake>,
+}
+
+#[derive(Default)]
+struct Handshake {
+    sent: Vec<RequestId>,
+    initialize: Option<RequestId>,
 }
 
 impl<T> Observed<T> {
     pub fn new(inner: T, shared: Arc<Shared>) -> Self {
-        Observed { inner, shared }
+        Observed {
+            inner,
+            shared,
+            handshake: Some(Handshake::default()),
+        }
     }
+
+    /// Whether `message` may reach rmcp: anything but a response to an id never sent
+    /// during the handshake. The answer to `initialize` ends the handshake.
+    fn admits(&mut self, message: &ServerJsonRpcMessage) -> bool {
+        let Some(handshake) = &self.handshake else {
+            return true;
+        };
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => match &error.id {
+                Some(id) => id,
+                None => return true,
+            },
+            _ => return true,
+        };
+        if !handshake.sent.iter().any(|sent| answers(id, sent)) {
+            return false;
+        }
+        if handshake
+            .initialize
+            .as_ref()
+            .is_some_and(|init| answers(id, init))
+        {
+            self.handshake = None;
+        }
+        true
+    }
+}
+
+/// Whether a response `id` answers request `sent`; a string holding the number counts, as
+/// rmcp matches it.
+fn answers(id: &RequestId, sent: &RequestId) -> bool {
+    id == sent
+        || matches!((id, sent), (RequestId::String(text), RequestId::Number(n)) if text.parse() == Ok(*n))
 }
 
 impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
@@ -36,17 +89,28 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 
     fn send(
         &mut self,
-        item: rmcp::model::ClientJsonRpcMessage,
+        item: ClientJsonRpcMessage,
     ) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
+        if let (Some(handshake), JsonRpcMessage::Request(request)) = (&mut self.handshake, &item) {
+            handshake.sent.push(request.id.clone());
+            if let ClientRequest::InitializeRequest(_) = request.request {
+                handshake.initialize = Some(request.id.clone());
+            }
+        }
         self.inner.send(item)
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        let message = self.inner.receive().await?;
-        if let ServerJsonRpcMessage::Notification(n) = &message {
-            observe(&self.shared, &n.notification);
+        loop {
+            let message = self.inner.receive().await?;
+            if !self.admits(&message) {
+                continue;
+            }
+            if let ServerJsonRpcMessage::Notification(n) = &message {
+                observe(&self.shared, &n.notification);
+            }
+            return Some(message);
         }
-        Some(message)
     }
 
     fn close(&mut self) -> impl Future<Output = Result<(), T::Error>> + Send {

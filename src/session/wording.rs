@@ -43,3 +43,7 @@ pub fn answered_with_error(phase: &str, message: &str) -> String {
 pub fn unexpected_response(phase: &str) -> String {
     format!("sent an unexpected response to {phase}")
 }
+
+pub fn malformed_response(phase: &str) -> String {
+    format!("sent a response to {phase} that is not valid JSON")
+}

@@ -8,7 +8,7 @@ use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use tokio::io::Interest;
@@ -29,6 +29,8 @@ pub trait Intercept: Send + Sync {
     fn intercept(&self, line: &[u8]) -> bool;
     /// A line too long to read was dropped; `head` is its start (where its id usually is).
     fn oversized(&self, head: &[u8]);
+    /// A line that neither the intercept nor rmcp could read was dropped.
+    fn unreadable(&self, line: &[u8]);
     /// The server's stdout has ended; called once.
     fn ended(&self);
 }
@@ -258,13 +260,55 @@ impl LineTransport {
         }
     }
 
-    /// What rmcp answers to a well-formed message it cannot read.
-    fn refuse(&self) {
+    /// What rmcp answers to a well-formed message it cannot read; a request is answered
+    /// under its own id when that can be read, since the server waits for that id.
+    fn refuse(&self, message: &[u8]) {
+        #[derive(serde::Deserialize)]
+        struct Request {
+            id: Option<RequestId>,
+            method: Option<serde::de::IgnoredAny>,
+        }
+        let request = serde_json::from_slice::<Request>(message).ok();
+        let id = request.and_then(|r| r.method.and(r.id));
         let error =
-            ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), None);
+            ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), id);
         if let Ok(mut line) = serde_json::to_vec(&error) {
             line.push(b'\n');
             let _ = self.writer.write_line(&line);
+        }
+    }
+
+    /// One line for rmcp, or `None` when the intercept took it or it cannot be read (then
+    /// answered, when it deserves an answer).
+    fn take(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
+        let refuse = match self.decode(line) {
+            Ok(message) => return message,
+            Err(refuse) => refuse,
+        };
+        if std::str::from_utf8(line).is_err() {
+            // Read it as the official SDKs do, bad bytes as U+FFFD, so that an answer still
+            // reaches the call waiting for it.
+            return self.take(String::from_utf8_lossy(line).as_bytes());
+        }
+        if refuse {
+            self.refuse(line);
+        } else {
+            self.intercept.unreadable(line);
+        }
+        None
+    }
+
+    /// One line: taken by the intercept (`None`), for rmcp, or unreadable (`Err(true)` when
+    /// it deserves an answer).
+    fn decode(&self, message: &[u8]) -> Result<Option<ServerJsonRpcMessage>, bool> {
+        if message.is_empty() || self.intercept.intercept(message) {
+            return Ok(None);
+        }
+        match serde_json::from_slice::<ServerJsonRpcMessage>(message) {
+            Ok(message) => Ok(Some(message)),
+            // Not JSON: nothing to answer (as the official SDKs do). A notification rmcp
+            // does not know is not ours to refuse either.
+            Err(e) => Err(e.is_data() && !is_notification(message)),
         }
     }
 }
@@ -302,24 +346,10 @@ impl Transport<RoleClient> for LineTransport {
                     return None;
                 }
             }
-            let decoded = {
-                let message = trim(&self.line);
-                if message.is_empty() || self.intercept.intercept(message) {
-                    Ok(None)
-                } else {
-                    match serde_json::from_slice::<ServerJsonRpcMessage>(message) {
-                        Ok(message) => Ok(Some(message)),
-                        // Not JSON: nothing to answer (as the official SDKs do). A
-                        // notification rmcp does not know is not ours to refuse either.
-                        Err(e) => Err(e.is_data() && !is_notification(message)),
-                    }
-                }
-            };
+            let message = self.take(trim(&self.line));
             self.line.clear();
-            match decoded {
-                Ok(Some(message)) => return Some(message),
-                Ok(None) | Err(false) => {}
-                Err(true) => self.refuse(),
+            if message.is_some() {
+                return message;
             }
         }
     }
