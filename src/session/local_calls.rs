@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -29,6 +28,7 @@ use crate::listed_tool::{ListedTool, Page};
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::lines::{Intercept, LineWriter};
+use crate::transport::reaper::Exit;
 use crate::transport::stdio::ChildProcess;
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
@@ -59,7 +59,7 @@ enum State {
     Open,
     /// The server's output ended; waiting briefly to learn how it exited.
     Ending,
-    Gone(Option<ExitStatus>),
+    Gone(Option<Exit>),
     Closed,
 }
 
@@ -324,7 +324,7 @@ impl LocalCalls {
     }
 
     /// Fails `calls` the way the server went: its exit status and stderr when it exited.
-    fn fail_gone(&self, status: Option<ExitStatus>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
+    fn fail_gone(&self, status: Option<Exit>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
         let Some(me) = self.me.upgrade() else {
             return;
         };
@@ -457,7 +457,7 @@ async fn sweep(
     calls: Weak<LocalCalls>,
     nudge: Arc<Notify>,
     mut eliciting: tokio::sync::watch::Receiver<usize>,
-    mut exit: tokio::sync::watch::Receiver<Option<ExitStatus>>,
+    mut exit: tokio::sync::watch::Receiver<Option<Exit>>,
 ) {
     let mut exited = false;
     loop {
