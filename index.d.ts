@@ -21,11 +21,13 @@ export interface ToolResult {
    * holds anything besides text (image, audio, resource_link, embedded resource): the
    * whole `content` array exactly as the server sent it, text parts included. A
    * text-only result has no `content`. Other keys may appear; any
-   * `Record<string, unknown>` is accepted here.
+   * `Record<string, unknown>` is accepted here. {@link buildMcpServer} serves `content`
+   * and a `structuredContent` object again as the call's own.
    */
   metadata?: {
     server?: string
     content?: Array<{ type: string; [field: string]: unknown }>
+    structuredContent?: Record<string, unknown>
     [key: string]: unknown
   }
 }
