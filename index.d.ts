@@ -44,6 +44,12 @@ export interface ToolContext {
    * restart the clock; it stands still while `waitFor` is answering an elicitation.
    */
   timeout?: number
+  /**
+   * Milliseconds this call may take in all, overriding the server's `maxTotalTimeout`:
+   * progress does not restart it. Like `timeout`, it stands still while `waitFor` is
+   * answering an elicitation of this call. @default none
+   */
+  maxTotalTimeout?: number
   answer?: Answer
   /**
    * Told of each progress notification the server sends for this call, in order. The
@@ -125,6 +131,8 @@ interface ServerCommon {
   disabled?: boolean
   /** Milliseconds allowed for each phase (spawn or dial, initialize, each tools/list page) and each call. @default 30000 */
   timeout?: number
+  /** Milliseconds a call may take in all, however often progress restarts its `timeout`. @default none */
+  maxTotalTimeout?: number
   /**
    * Allowlist keyed on the server's original tool names, used by `loadMcp` only.
    * Any `true`: only those tools. Only `false`: every tool but those. Absent or empty: every tool.

@@ -100,6 +100,8 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     /// Bounds each phase: spawn or dial, `initialize`, each `tools/list` page, each call.
     pub timeout: Duration,
+    /// `maxTotalTimeout`: caps a call in all, however often progress restarts its clock.
+    pub max_total_timeout: Option<Duration>,
     pub tools: ToolFilter,
 }
 
@@ -205,8 +207,28 @@ fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
     Ok(Some(ServerSpec {
         transport: transport_spec(obj)?,
         timeout,
+        max_total_timeout: max_total_timeout(obj)?,
         tools: tool_filter(obj)?,
     }))
+}
+
+/// `maxTotalTimeout`, in ms like `timeout`; none by default, as in the official SDK.
+fn max_total_timeout(obj: &Map<String, Value>) -> Result<Option<Duration>, String> {
+    match obj.get("maxTotalTimeout") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(ms) if ms > 0.0 && ms.is_finite() => {
+                Ok(Some(Duration::from_secs_f64(ms / 1000.0)))
+            }
+            _ => Err(format!(
+                "\"maxTotalTimeout\" must be a positive number of milliseconds, got {n}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "\"maxTotalTimeout\" must be a number of milliseconds, got {}",
+            json_kind(other)
+        )),
+    }
 }
 
 fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {

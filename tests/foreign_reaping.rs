@@ -41,6 +41,7 @@ async fn close_returns_when_something_else_reaped_the_server() {
     // stealer has reaped the exited server, so the runtime's own reaping finds it gone.
     let spec = CallSpec {
         timeout: Duration::from_secs(10),
+        max_total: None,
         wants_progress: false,
     };
     source.sessions[0].start_call("quit", "{}", spec, Arc::new(Ignore));

@@ -42,6 +42,7 @@ async fn load_command(command: serde_json::Value) -> Source {
 async fn call(source: &Source, tool: &str, args: &str, timeout: Duration) -> ToolOutput {
     let options = CallOptions {
         timeout,
+        max_total: None,
         cancel: &CancellationToken::new(),
         on_progress: None,
     };
@@ -121,10 +122,14 @@ async fn progress_arrives_before_the_result() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = {
         let seen = seen.clone();
-        move |p: Progress| seen.lock().expect("lock").push(p)
+        move |p: Progress| {
+            seen.lock().expect("lock").push(p);
+            true
+        }
     };
     let options = CallOptions {
         timeout: LONG,
+        max_total: None,
         cancel: &CancellationToken::new(),
         on_progress: Some(&record),
     };
@@ -152,6 +157,7 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
     let cancel = CancellationToken::new();
     let options = CallOptions {
         timeout: LONG,
+        max_total: None,
         cancel: &cancel,
         on_progress: None,
     };

@@ -18,16 +18,16 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::clock::Clock;
-use super::handler::Shared;
+use super::handler::{Asking, Shared};
 use super::wording::{
     aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
-    timed_out, unexpected_response,
+    unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{ListedTool, Page};
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::lines::{Intercept, LineWriter};
+use crate::transport::lines::{Intercept, LineWriter, WriteError};
 use crate::transport::reaper::Exit;
 use crate::transport::stdio::ChildProcess;
 
@@ -134,7 +134,8 @@ impl LocalCalls {
                 return sink.done(id, self.failed(closed_before(tool)));
             }
         }
-        let clock = Clock::new(spec.timeout, *self.shared.eliciting.borrow() > 0);
+        let paused = self.shared.eliciting.borrow().pauses(None);
+        let clock = Clock::new(spec.timeout, spec.max_total, paused);
         if let Some(deadline) = clock.deadline()
             && table.sweep_at.is_none_or(|at| deadline < at)
         {
@@ -149,8 +150,16 @@ impl LocalCalls {
         };
         table.pending.insert(id, pending);
         drop(table);
-        // A failed write means the server is gone: the end of its output fails the call.
-        let _ = self.writer.write_line(&line);
+        match self.writer.write_line(&line) {
+            // The server is gone: the end of its output fails the call.
+            Ok(()) | Err(WriteError::Closed) => {}
+            Err(refused) => {
+                if let Some(call) = self.table().pending.remove(&id) {
+                    let reason = format!("{refused}; {} was not sent", during(tool));
+                    call.sink.done(id, self.failed(reason));
+                }
+            }
+        }
     }
 
     /// One page of `tools/list`, decoded as it arrives (see `take_page`). Unbounded: the
@@ -298,12 +307,8 @@ impl LocalCalls {
                 call.clock.set_paused(eliciting);
                 match call.clock.deadline() {
                     Some(deadline) if deadline <= now => {
-                        expired.push((
-                            *id,
-                            call.tool.clone(),
-                            call.clock.timeout(),
-                            call.sink.clone(),
-                        ));
+                        let reason = call.clock.overrun(&during(&call.tool));
+                        expired.push((*id, reason, call.sink.clone()));
                         false
                     }
                     Some(deadline) => {
@@ -316,9 +321,9 @@ impl LocalCalls {
             table.sweep_at = next;
             next
         };
-        for (id, tool, timeout, sink) in expired {
+        for (id, reason, sink) in expired {
             self.send_cancelled(id, "request timeout");
-            sink.done(id, self.failed(timed_out(&during(&tool), timeout)));
+            sink.done(id, self.failed(reason));
         }
         Ok(next)
     }
@@ -456,12 +461,13 @@ impl Drop for ForgetListing<'_> {
 async fn sweep(
     calls: Weak<LocalCalls>,
     nudge: Arc<Notify>,
-    mut eliciting: tokio::sync::watch::Receiver<usize>,
+    mut eliciting: tokio::sync::watch::Receiver<Asking>,
     mut exit: tokio::sync::watch::Receiver<Option<Exit>>,
 ) {
     let mut exited = false;
     loop {
-        let paused = *eliciting.borrow_and_update() > 0;
+        // Over stdio an elicitation cannot be told apart by call: it pauses them all.
+        let paused = eliciting.borrow_and_update().pauses(None);
         let next = match calls.upgrade().map(|calls| calls.expire(paused)) {
             Some(Ok(next)) => next,
             _ => return,

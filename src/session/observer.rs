@@ -42,9 +42,12 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        let message = self.inner.receive().await?;
+        let Some(message) = self.inner.receive().await else {
+            self.shared.transport_ended.send_replace(true);
+            return None;
+        };
         if let ServerJsonRpcMessage::Notification(n) = &message {
-            observe(&self.shared, &n.notification);
+            observe(&self.shared, &n.notification).await;
         }
         Some(message)
     }
@@ -54,7 +57,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 }
 
-fn observe(shared: &Shared, notification: &ServerNotification) {
+/// rmcp drops the transport when its session ends for any reason.
+impl<T> Drop for Observed<T> {
+    fn drop(&mut self) {
+        self.shared.transport_ended.send_replace(true);
+    }
+}
+
+async fn observe(shared: &Shared, notification: &ServerNotification) {
     match notification {
         ServerNotification::ProgressNotification(n) => {
             let p = &n.params;
@@ -71,7 +81,9 @@ fn observe(shared: &Shared, notification: &ServerNotification) {
             if let Some(logger) = &shared.hooks.logger {
                 let level = serde_json::to_value(n.params.level).ok();
                 let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
-                logger.log(&shared.server, level, n.params.data.clone());
+                logger
+                    .log(&shared.server, level, n.params.data.clone())
+                    .await;
             }
         }
         _ => {}

@@ -71,7 +71,11 @@ pub async fn connect(
     }
     let (endpoint_tx, endpoint_rx) = oneshot::channel();
     let (incoming_tx, incoming) = mpsc::channel(64);
-    let reader = Reader(tokio::spawn(read_events(response, endpoint_tx, incoming_tx)));
+    let reader = Reader(tokio::spawn(read_events(
+        response,
+        endpoint_tx,
+        incoming_tx,
+    )));
     let endpoint = endpoint_rx
         .await
         .unwrap_or_else(|_| Err("the event stream ended before naming its endpoint".to_owned()))?;
