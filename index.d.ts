@@ -21,11 +21,13 @@ export interface ToolResult {
    * holds anything besides text (image, audio, resource_link, embedded resource): the
    * whole `content` array exactly as the server sent it, text parts included. A
    * text-only result has no `content`. Other keys may appear; any
-   * `Record<string, unknown>` is accepted here.
+   * `Record<string, unknown>` is accepted here. {@link buildMcpServer} serves `content`
+   * and a `structuredContent` object again as the call's own.
    */
   metadata?: {
     server?: string
     content?: Array<{ type: string; [field: string]: unknown }>
+    structuredContent?: Record<string, unknown>
     [key: string]: unknown
   }
 }
@@ -43,6 +45,12 @@ export interface ToolContext {
    * Capped at one year (`Infinity` included).
    */
   timeout?: number
+  /**
+   * Milliseconds this call may take in all, overriding the server's `maxTotalTimeout`:
+   * progress does not restart it. Like `timeout`, it stands still while `waitFor` is
+   * answering an elicitation of this call. @default none
+   */
+  maxTotalTimeout?: number
   answer?: Answer
   /**
    * Told of each progress notification the server sends for this call, in order. The
@@ -124,6 +132,8 @@ interface ServerCommon {
   disabled?: boolean
   /** Milliseconds allowed for each phase (spawn or dial, initialize, each tools/list page) and each call. @default 30000 */
   timeout?: number
+  /** Milliseconds a call may take in all, however often progress restarts its `timeout`. @default none */
+  maxTotalTimeout?: number
   /**
    * Allowlist keyed on the server's original tool names, used by `loadMcp` only.
    * Any `true`: only those tools. Only `false`: every tool but those. Absent or empty: every tool.

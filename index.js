@@ -108,8 +108,8 @@ function mcpTool(handle, calls, tool, index) {
   return described(tool, handle, index, {
     source: "mcp",
     execute: (args, ctx) =>
-      runToolCall(metadata, ctx, toolName, (timeout, onProgress) => {
-        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined)
+      runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
+        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined, maxTotal)
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),
   })

@@ -80,6 +80,26 @@ describe("buildMcpServer", () => {
     })
   })
 
+  it("serves again the rich and structured content a result carries in its metadata", async (t) => {
+    const content = [
+      { type: "text", text: "a chart" },
+      { type: "image", data: "iVBORw0KGgo=", mimeType: "image/png" },
+    ]
+    const chart = {
+      name: "chart",
+      description: "",
+      inputSchema: { type: "object" as const, properties: {} },
+      source: "mcp",
+      execute: async () => ({ output: '{"points":3}', isError: false, metadata: { content, structuredContent: { points: 3 } } }),
+    }
+    const s = await serve(t, [chart])
+    assert.deepEqual(await s.client.callTool({ name: "chart", arguments: {} }), {
+      content,
+      structuredContent: { points: 3 },
+      isError: false,
+    })
+  })
+
   it("propagates isError", async (t) => {
     const s = await serve(t)
     assert.deepEqual(await s.client.callTool({ name: "fail", arguments: {} }), {

@@ -15,7 +15,7 @@ function progressListener(onProgress) {
 }
 
 /**
- * Runs `start(timeout, onProgress)`, which starts a native call and returns
+ * Runs `start(timeout, onProgress, maxTotalTimeout)`, which starts a native call and returns
  * `{ result, abort }` (a promise of `{ output, isError, content }` and how to abort it),
  * and shapes the outcome as a ToolResult whose metadata starts from `metadata`.
  * `toolName()` gives the server's name for the tool, for a call aborted before it starts.
@@ -31,7 +31,7 @@ export function runToolCall(metadata, ctx, toolName, start) {
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
   let call
   try {
-    call = start(ctx?.timeout, onProgress)
+    call = start(ctx?.timeout, onProgress, ctx?.maxTotalTimeout)
   } catch (error) {
     return Promise.resolve(failure(metadata, error?.message ?? error))
   }
@@ -41,8 +41,14 @@ export function runToolCall(metadata, ctx, toolName, start) {
     if (onProgress) onProgress.settled = true
   }
   return call.result.then(
-    ({ output, isError, content }) => {
+    ({ output, isError, content, givenUp }) => {
       settled()
+      if (givenUp) {
+        // Its progress came faster than this thread took it: the server is told to stop.
+        call.abort()
+        output = `MCP server "${metadata.server}" sent progress for tools/call "${toolName()}" faster than the host could take it; the call was given up`
+        return { output, isError: true, metadata: { ...metadata } }
+      }
       return { output, isError, metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata } }
     },
     (error) => {
@@ -57,8 +63,10 @@ function refusedContext(ctx) {
   if (ctx?.signal != null && typeof ctx.signal.addEventListener !== "function") {
     return "ctx.signal must be an AbortSignal"
   }
-  if (ctx?.timeout != null && typeof ctx.timeout !== "number") {
-    return `ctx.timeout must be a number of milliseconds, got ${typeof ctx.timeout}`
+  for (const key of ["timeout", "maxTotalTimeout"]) {
+    if (ctx?.[key] != null && typeof ctx[key] !== "number") {
+      return `ctx.${key} must be a number of milliseconds, got ${typeof ctx[key]}`
+    }
   }
   return undefined
 }
@@ -69,8 +77,8 @@ function failure(metadata, reason) {
 
 /**
  * The JS side of a native call queue: `wake` takes the queued events from the attached
- * handle (`takeEvents()`, flat `[id, kind, a, b, c, ...]`) and settles or informs the
- * calls they belong to.
+ * handle (`takeEvents()`, flat `[id, kind, a, b, c, ...]`; kind 0 an outcome, 1 progress,
+ * 2 a call given up) and settles or informs the calls they belong to.
  *
  * The handle holds `wake` through a threadsafe function, a GC root for as long as the
  * handle lives, so `wake` must reach the handle only weakly (and be created where no
@@ -91,6 +99,9 @@ export function callQueue() {
         if (events[i + 1] === 0) {
           pending.delete(events[i])
           call.resolve({ output: events[i + 2], isError: events[i + 3], content: events[i + 4] })
+        } else if (events[i + 1] === 2) {
+          pending.delete(events[i])
+          call.resolve({ givenUp: true })
         } else {
           call.onProgress?.({ progress: events[i + 2], total: events[i + 3], message: events[i + 4] })
         }
@@ -105,8 +116,8 @@ export function callQueue() {
 
 /** A store call: a native promise, aborted through a native canceller. */
 export function cancellableCall(call) {
-  return (timeout, onProgress) => {
+  return (timeout, onProgress, maxTotal) => {
     const canceller = new native.Canceller()
-    return { result: call(timeout, canceller, onProgress), abort: () => canceller.cancel() }
+    return { result: call(timeout, canceller, onProgress, maxTotal), abort: () => canceller.cancel() }
   }
 }

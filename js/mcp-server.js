@@ -51,9 +51,9 @@ export function buildMcpServer(tools, cfg = {}, onCall) {
       const tool = byName.get(name);
       if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
       const started = performance.now();
-      const { output, isError } = await runTool(tool, args ?? {}, { signal: extra.signal });
-      report(onCall, { name, source: tool.source, ms: performance.now() - started, isError });
-      return { content: [{ type: "text", text: output }], isError };
+      const result = await runTool(tool, args ?? {}, { signal: extra.signal });
+      report(onCall, { name, source: tool.source, ms: performance.now() - started, isError: result.isError });
+      return result;
     });
     await server.connect(/** @type {any} */ (transport));
     return server;
@@ -101,11 +101,26 @@ async function importSdk() {
  */
 async function runTool(tool, args, ctx) {
   try {
-    const result = await tool.execute(args, ctx);
-    return { output: String(result?.output ?? ""), isError: Boolean(result?.isError) };
+    return toCallResult(await tool.execute(args, ctx));
   } catch (err) {
-    return { output: err instanceof Error ? err.message : String(err), isError: true };
+    return toCallResult({ output: err instanceof Error ? err.message : String(err), isError: true });
   }
+}
+
+/**
+ * A ToolResult as a `tools/call` result. What an MCP tool's result carried beyond text
+ * is served again: the whole content array from `metadata.content` (images, audio,
+ * resources) and a `metadata.structuredContent` object; otherwise one text content.
+ * @param {import("../index.js").ToolResult | undefined} result
+ */
+function toCallResult(result) {
+  const output = String(result?.output ?? "");
+  const isError = Boolean(result?.isError);
+  const rich = result?.metadata?.content;
+  const content = Array.isArray(rich) && rich.length > 0 ? rich : [{ type: "text", text: output }];
+  const structured = result?.metadata?.structuredContent;
+  const isObject = structured !== null && typeof structured === "object" && !Array.isArray(structured);
+  return isObject ? { content, structuredContent: structured, isError } : { content, isError };
 }
 
 /**

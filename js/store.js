@@ -177,8 +177,8 @@ class View {
           metadata,
           ctx,
           toolName,
-          cancellableCall((timeout, canceller, onProgress) =>
-            nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
+          cancellableCall((timeout, canceller, onProgress, maxTotal) =>
+            nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress, maxTotal),
           ),
         ),
     })

@@ -7,11 +7,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod bounded;
 mod call_queue;
 mod live;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -19,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 mod store;
 
+use self::bounded::{Bounded, Callback, kib};
 use self::call_queue::{CallQueue, Wake};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
@@ -193,19 +195,30 @@ pub struct LogEvent {
     pub text: String,
 }
 
-type OnLog = ThreadsafeFunction<LogEvent, Unknown<'static>, LogEvent, Status, false, true>;
+type OnLog = Callback<LogEvent>;
 
-struct JsLogger(OnLog);
+/// What log messages waiting for the JS thread may take, in KiB, across a source's
+/// servers; a server that logs faster than JS takes them waits.
+const LOG_BUDGET_KIB: u32 = 4 << 10;
+
+struct JsLogger(Bounded<LogEvent>);
 
 impl Logger for JsLogger {
-    fn log(&self, server: &str, level: &str, data: Value, text: String) {
+    fn log(
+        &self,
+        server: &str,
+        level: &str,
+        data: Value,
+        text: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
         let event = LogEvent {
             server: server.to_owned(),
             level: level.to_owned(),
             data: data.to_string(),
             text,
         };
-        self.0.call(event, ThreadsafeFunctionCallMode::NonBlocking);
+        let cost = kib(event.data.len() + event.text.len());
+        Box::pin(self.0.send(event, cost))
     }
 }
 
@@ -222,7 +235,8 @@ pub fn load_mcp<'env>(
     let cancel = canceller.token.clone();
     let hooks = Hooks {
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
-        logger: on_log.map(|f| Arc::new(JsLogger(f)) as Arc<dyn Logger>),
+        logger: on_log
+            .map(|f| Arc::new(JsLogger(Bounded::new(f, LOG_BUDGET_KIB))) as Arc<dyn Logger>),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)
@@ -302,32 +316,42 @@ impl From<ToolOutput> for CallResult {
 pub(crate) struct CallRequest {
     args_json: String,
     timeout: Option<Duration>,
+    max_total: Option<Duration>,
     cancel: CancellationToken,
-    on_progress: Option<Box<dyn Fn(Progress) + Send + Sync>>,
+    on_progress: Option<Box<dyn Fn(Progress) -> bool + Send + Sync>>,
 }
+
+/// What one call's progress waiting for the JS thread may take, in KiB; past it the call
+/// is given up, as its progress can no longer be delivered in order.
+const PROGRESS_BUDGET_KIB: u32 = 16 << 10;
 
 impl CallRequest {
     pub(crate) fn new(
         args_json: String,
         timeout_ms: Option<f64>,
+        max_total_ms: Option<f64>,
         canceller: Option<&Canceller>,
         on_progress: Option<OnProgress>,
     ) -> Self {
         let timeout = call_timeout(timeout_ms);
+        let max_total = call_timeout(max_total_ms);
         let on_progress = on_progress.map(|f| {
+            let f = Bounded::new(f, PROGRESS_BUDGET_KIB);
             Box::new(move |p: Progress| {
+                let cost = kib(p.message.as_ref().map_or(0, String::len));
                 let event = ProgressEvent {
                     progress: p.progress,
                     total: p.total,
                     message: p.message,
                 };
-                f.call(event, ThreadsafeFunctionCallMode::NonBlocking);
-            }) as Box<dyn Fn(Progress) + Send + Sync>
+                f.try_send(event, cost)
+            }) as Box<dyn Fn(Progress) -> bool + Send + Sync>
         });
         let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
         CallRequest {
             args_json,
             timeout,
+            max_total,
             cancel,
             on_progress,
         }
@@ -337,9 +361,15 @@ impl CallRequest {
         &self.args_json
     }
 
-    pub(crate) fn options(&self, default_timeout: Duration) -> CallOptions<'_> {
+    /// The options of the call, with the server's own timeouts as defaults.
+    pub(crate) fn options(
+        &self,
+        default_timeout: Duration,
+        default_max_total: Option<Duration>,
+    ) -> CallOptions<'_> {
         CallOptions {
             timeout: self.timeout.unwrap_or(default_timeout),
+            max_total: self.max_total.or(default_max_total),
             cancel: &self.cancel,
             on_progress: self.on_progress.as_deref(),
         }
@@ -359,8 +389,7 @@ pub struct ProgressEvent {
     pub message: Option<String>,
 }
 
-pub(crate) type OnProgress =
-    ThreadsafeFunction<ProgressEvent, Unknown<'static>, ProgressEvent, Status, false, true>;
+pub(crate) type OnProgress = Callback<ProgressEvent>;
 
 #[napi]
 impl McpSourceHandle {
@@ -381,11 +410,13 @@ impl McpSourceHandle {
         args_json: String,
         timeout_ms: Option<f64>,
         wants_progress: bool,
+        max_total_ms: Option<f64>,
     ) -> Result<f64> {
         let tool = self.tool(index)?;
         let session = &self.source.sessions[tool.server];
         let spec = CallSpec {
             timeout: call_timeout(timeout_ms).unwrap_or(session.timeout()),
+            max_total: call_timeout(max_total_ms).or(session.max_total()),
             wants_progress,
         };
         self.calls.started(env)?;

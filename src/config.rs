@@ -102,6 +102,8 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     /// Bounds each phase: spawn or dial, `initialize`, each `tools/list` page, each call.
     pub timeout: Duration,
+    /// `maxTotalTimeout`: caps a call in all, however often progress restarts its clock.
+    pub max_total_timeout: Option<Duration>,
     pub tools: ToolFilter,
 }
 
@@ -187,28 +189,31 @@ fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
     if !enabled || disabled {
         return Ok(None);
     }
-    let timeout = match obj.get("timeout") {
-        None | Some(Value::Null) => DEFAULT_TIMEOUT,
-        Some(Value::Number(n)) => match n.as_f64().and_then(duration::from_millis) {
-            Some(timeout) if !timeout.is_zero() => timeout,
-            _ => {
-                return Err(format!(
-                    "\"timeout\" must be a positive number of milliseconds, got {n}"
-                ));
-            }
-        },
-        Some(other) => {
-            return Err(format!(
-                "\"timeout\" must be a number of milliseconds, got {}",
-                json_kind(other)
-            ));
-        }
-    };
+    let timeout = millis(obj, "timeout")?.unwrap_or(DEFAULT_TIMEOUT);
     Ok(Some(ServerSpec {
         transport: transport_spec(obj)?,
         timeout,
+        // None by default, as in the official SDK.
+        max_total_timeout: millis(obj, "maxTotalTimeout")?,
         tools: tool_filter(obj)?,
     }))
+}
+
+/// A positive number of milliseconds under `key`, clamped as every duration is.
+fn millis(obj: &Map<String, Value>, key: &str) -> Result<Option<Duration>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_f64().and_then(duration::from_millis) {
+            Some(duration) if !duration.is_zero() => Ok(Some(duration)),
+            _ => Err(format!(
+                "\"{key}\" must be a positive number of milliseconds, got {n}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "\"{key}\" must be a number of milliseconds, got {}",
+            json_kind(other)
+        )),
+    }
 }
 
 fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {

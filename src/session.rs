@@ -12,6 +12,7 @@ mod wording;
 
 use std::collections::HashSet;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -29,7 +30,9 @@ use self::local_calls::LocalCalls;
 use self::observer::Observed;
 use self::redacted::RedactingSink;
 use self::remote_calls::RemoteCalls;
-use self::wording::{answered_with_error, during, failed, timed_out, unexpected_response};
+use self::wording::{
+    answered_with_error, during, failed, overwhelmed_by_progress, timed_out, unexpected_response,
+};
 use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
@@ -54,9 +57,17 @@ pub struct Hooks {
 }
 
 pub trait Logger: Send + Sync {
-    /// `data` as the server sent it; `text`, the same as one line for a person to read,
-    /// with the server's secrets redacted.
-    fn log(&self, server: &str, level: &str, data: Value, text: String);
+    /// Delivers one message: `data` as the server sent it; `text`, the same as one line for
+    /// a person to read, with the server's secrets redacted. The server's next message is
+    /// read once this resolves, so a host that falls behind slows the server down rather
+    /// than buffering without end.
+    fn log(
+        &self,
+        server: &str,
+        level: &str,
+        data: Value,
+        text: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
 }
 
 /// One `notifications/progress` for a call.
@@ -79,6 +90,8 @@ pub trait CallSink: Send + Sync {
 pub struct CallSpec {
     /// Restarted by progress, paused while a person answers an elicitation.
     pub timeout: Duration,
+    /// The cap on the whole call, which progress does not restart.
+    pub max_total: Option<Duration>,
     /// Progress restarts the clock either way; only wanted progress reaches the sink.
     pub wants_progress: bool,
 }
@@ -87,8 +100,11 @@ pub struct CallSpec {
 pub struct CallOptions<'a> {
     /// Restarted by progress, paused while a person answers an elicitation.
     pub timeout: Duration,
+    /// The cap on the whole call, which progress does not restart.
+    pub max_total: Option<Duration>,
     pub cancel: &'a CancellationToken,
-    pub on_progress: Option<&'a (dyn Fn(Progress) + Send + Sync)>,
+    /// Returns false when it cannot take more now: the call is then given up.
+    pub on_progress: Option<&'a (dyn Fn(Progress) -> bool + Send + Sync)>,
 }
 
 /// Why a step did not complete. `Aborted` is the caller's own cancellation.
@@ -108,6 +124,7 @@ fn next_call_id() -> u64 {
 pub struct Session {
     name: String,
     timeout: Duration,
+    max_total: Option<Duration>,
     peer: Peer<RoleClient>,
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     shared: Arc<Shared>,
@@ -134,9 +151,11 @@ impl Session {
     ) -> Result<Session, Failure> {
         let redactor = Redactor::for_transport(&spec.transport);
         let handler = Client(Shared::new(name, hooks, redactor.clone()));
-        Self::start(name, spec, handler, cancel)
+        let mut session = Self::start(name, spec, handler, cancel)
             .await
-            .map_err(|failure| failure.redacted(&redactor))
+            .map_err(|failure| failure.redacted(&redactor))?;
+        session.max_total = spec.max_total_timeout;
+        Ok(session)
     }
 
     async fn start(
@@ -192,8 +211,11 @@ impl Session {
             }
             None => initialize_failure(e),
         };
-        let initializes = handler.0.http_initializes.clone();
-        let transport = http::streamable(remote, initializes).map_err(Failure::Reason)?;
+        let (initializes, related) = (
+            handler.0.http_initializes.clone(),
+            handler.0.related.clone(),
+        );
+        let transport = http::streamable(remote, initializes, related).map_err(Failure::Reason)?;
         let start = Start {
             name,
             timeout,
@@ -239,6 +261,11 @@ impl Session {
     /// Hides this server's secrets in texts composed about it.
     pub fn redactor(&self) -> &Redactor {
         &self.shared.redactor
+    }
+
+    /// The server's `maxTotalTimeout`, the default for its calls.
+    pub fn max_total(&self) -> Option<Duration> {
+        self.max_total
     }
 
     /// Every tool, following `nextCursor`; each page is bounded by the server timeout.
@@ -354,16 +381,22 @@ impl Session {
         let (sink, mut events) = ChannelSink::pair();
         let spec = CallSpec {
             timeout: options.timeout,
+            max_total: options.max_total,
             wants_progress: options.on_progress.is_some(),
         };
         let id = self.start_call(tool, args_json, spec, sink);
-        let mut aborted = false;
+        let (mut aborted, mut overwhelmed) = (false, false);
         loop {
             tokio::select! {
                 event = events.recv() => match event {
+                    Some(Ok(_)) if overwhelmed => return failed(&self.name, overwhelmed_by_progress(tool)),
                     Some(Ok(output)) => return output,
-                    Some(Err(progress)) => if let Some(on_progress) = options.on_progress {
-                        on_progress(progress);
+                    Some(Err(progress)) => if let Some(on_progress) = options.on_progress
+                        && !on_progress(progress)
+                        && !aborted
+                    {
+                        (aborted, overwhelmed) = (true, true);
+                        self.abort_call(id);
                     },
                     None => return failed(&self.name, format!("lost {}", during(tool))),
                 },
@@ -376,27 +409,28 @@ impl Session {
     }
 
     /// Resolves when the server is gone, with why: the child exited, or the connection
-    /// ended (rmcp gives no future for that, so it is polled).
+    /// ended.
     pub async fn ended(&self) -> String {
-        let exited = async {
-            match &self.child {
-                Some(child) => {
-                    child
-                        .describe_exit(child.exited().await, "the session")
-                        .await
-                }
-                None => std::future::pending().await,
-            }
-        };
+        let mut ended = self.shared.transport_ended.subscribe();
         let disconnected = async {
-            while !self.peer.is_transport_closed() {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-            "closed the connection".to_owned()
+            let _ = ended.wait_for(|ended| *ended).await;
         };
-        let reason = tokio::select! {
-            reason = exited => reason,
-            reason = disconnected => reason,
+        let reason = match &self.child {
+            None => {
+                disconnected.await;
+                "closed the connection".to_owned()
+            }
+            Some(child) => {
+                let status = tokio::select! {
+                    status = child.exited() => Some(status),
+                    // A closed stdout is how a dying child first shows: prefer its story.
+                    _ = disconnected => child.exit_within(Duration::from_millis(500)).await,
+                };
+                match status {
+                    Some(status) => child.describe_exit(status, "the session").await,
+                    None => "closed the connection".to_owned(),
+                }
+            }
         };
         self.redactor().redact_string(reason)
     }
@@ -519,6 +553,7 @@ impl Start<'_> {
                 Ok(Session {
                     name: self.name.to_owned(),
                     timeout: self.timeout,
+                    max_total: None,
                     peer,
                     shared,
                     service: Mutex::new(Some(service)),

@@ -10,7 +10,7 @@ mod clock;
 mod supervisor;
 
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use tokio::sync::watch;
@@ -88,8 +88,9 @@ struct Service {
     local: String,
     global: String,
     remote: bool,
-    /// The server's own `timeout`, the default for its calls.
+    /// The server's own `timeout` and `maxTotalTimeout`, the defaults for its calls.
     timeout: Duration,
+    max_total: Option<Duration>,
     state: watch::Sender<State>,
     session: watch::Sender<Option<Arc<Session>>>,
     stop: CancellationToken,
@@ -206,6 +207,10 @@ impl Store {
                 (Phase::Initializing, None, remote, spec.timeout)
             }
         };
+        let max_total = match state {
+            ServerState::Enabled(spec) => spec.max_total_timeout,
+            _ => None,
+        };
         let mut services = self
             .inner
             .services
@@ -217,6 +222,7 @@ impl Store {
             global: unique_global_name(&services, agent, local),
             remote,
             timeout,
+            max_total,
             state: watch::Sender::new(State {
                 phase,
                 last_error,
@@ -342,10 +348,15 @@ impl Store {
             .find(|s| s.view_name(agent) == service_name)
     }
 
-    /// The `timeout` of a service as the view names it: the default for its calls.
-    pub fn call_timeout(&self, agent: Option<&str>, service_name: &str) -> Duration {
+    /// The `timeout` and `maxTotalTimeout` of a service as the view names it: the
+    /// defaults for its calls.
+    pub fn call_timeouts(
+        &self,
+        agent: Option<&str>,
+        service_name: &str,
+    ) -> (Duration, Option<Duration>) {
         self.find(agent, service_name)
-            .map_or(DEFAULT_TIMEOUT, |s| s.timeout)
+            .map_or((DEFAULT_TIMEOUT, None), |s| (s.timeout, s.max_total))
     }
 
     /// Calls a tool of a service named as the view names it. A reconnecting server is
@@ -373,15 +384,27 @@ impl Store {
         ) {
             return not_connected(&service);
         }
+        let waiting = Instant::now();
         let mut session = service.session.subscribe();
         let session = tokio::select! {
             session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
             _ = tokio::time::sleep(options.timeout) => None,
             _ = options.cancel.cancelled() => None,
         };
+        // The wait for a reconnection is spent from the call's own timeouts.
+        let waited = waiting.elapsed();
+        let timeout = options.timeout.saturating_sub(waited);
+        let max_total = options.max_total.map(|total| total.saturating_sub(waited));
         match session {
-            Some(session) => session.call_tool(tool, args_json, options).await,
-            None => not_connected(&service),
+            Some(session) if !timeout.is_zero() && max_total != Some(Duration::ZERO) => {
+                let options = CallOptions {
+                    timeout,
+                    max_total,
+                    ..options
+                };
+                session.call_tool(tool, args_json, options).await
+            }
+            _ => not_connected(&service),
         }
     }
 

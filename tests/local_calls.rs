@@ -42,6 +42,7 @@ async fn load_command(command: serde_json::Value) -> Source {
 async fn call(source: &Source, tool: &str, args: &str, timeout: Duration) -> ToolOutput {
     let options = CallOptions {
         timeout,
+        max_total: None,
         cancel: &CancellationToken::new(),
         on_progress: None,
     };
@@ -121,10 +122,14 @@ async fn progress_arrives_before_the_result() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let record = {
         let seen = seen.clone();
-        move |p: Progress| seen.lock().expect("lock").push(p)
+        move |p: Progress| {
+            seen.lock().expect("lock").push(p);
+            true
+        }
     };
     let options = CallOptions {
         timeout: LONG,
+        max_total: None,
         cancel: &CancellationToken::new(),
         on_progress: Some(&record),
     };
@@ -152,6 +157,7 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
     let cancel = CancellationToken::new();
     let options = CallOptions {
         timeout: LONG,
+        max_total: None,
         cancel: &cancel,
         on_progress: None,
     };
@@ -242,4 +248,35 @@ async fn an_answer_over_the_size_limit_fails_its_call_at_once_and_the_session_go
     assert_eq!(small.output, "ok");
     assert!(!small.is_error);
     source.close().await;
+}
+
+/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie), or `None` once reaped.
+fn process_state(pid: i32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit(')').next()?.trim_start().chars().next()
+}
+
+#[tokio::test]
+async fn an_exited_server_is_reaped_only_once_its_group_can_no_longer_be_signalled() {
+    let pid_file = std::env::temp_dir().join(format!("toolnexus-reap-{}.pid", std::process::id()));
+    let script = format!("echo $$ > {}; exec sed -u -n \"$0\"", pid_file.display());
+    let source = load_command(json!(["sh", "-c", script, SERVER])).await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .expect("the pid file")
+        .trim()
+        .parse()
+        .expect("a pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let output = call(&source, "quit", "{}", LONG).await;
+    assert!(output.is_error, "{output:?}");
+    // Exited, yet its pid (the group's id) stays taken while the source may signal it.
+    assert_eq!(process_state(pid), Some('Z'));
+    source.close().await;
+    for _ in 0..100 {
+        if process_state(pid).is_none() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the server was never reaped");
 }

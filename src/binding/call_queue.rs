@@ -2,7 +2,12 @@
 //! progress or result queues it; the JS thread is woken once when the queue goes from
 //! empty to non-empty and takes everything queued by then, so many calls in flight cost
 //! one wake-up, and no call needs a promise or a threadsafe function of its own.
+//!
+//! While the JS thread is busy, progress piles up here: past a budget, the call whose
+//! progress does not fit is given up (JS then aborts it), since its progress can no longer
+//! be delivered in order. Outcomes always fit: there is one per call.
 
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
@@ -19,14 +24,29 @@ pub type Wake = ThreadsafeFunction<(), Unknown<'static>, (), Status, false, true
 /// Event kinds in the flat array `take` returns.
 const DONE: u32 = 0;
 const PROGRESS: u32 = 1;
+const GIVEN_UP: u32 = 2;
+
+/// The most queued progress may take (its messages, and a fixed cost per event).
+const PROGRESS_BUDGET: usize = 16 << 20;
+const PROGRESS_COST: usize = 64;
 
 enum Event {
     Done(ToolOutput),
     Progress(Progress),
+    /// The call's progress overflowed the budget; its later events are dropped.
+    GivenUp,
+}
+
+#[derive(Default)]
+struct Queue {
+    events: Vec<(u64, Event)>,
+    progress_bytes: usize,
+    /// Calls given up whose outcome has not come yet.
+    given_up: HashSet<u64>,
 }
 
 pub struct CallQueue {
-    events: Mutex<Vec<(u64, Event)>>,
+    events: Mutex<Queue>,
     wake: Wake,
     /// Calls started and not yet taken as done; touched only on the JS thread.
     in_flight: AtomicUsize,
@@ -35,21 +55,36 @@ pub struct CallQueue {
 impl CallQueue {
     pub fn new(wake: Wake) -> Self {
         CallQueue {
-            events: Mutex::new(Vec::new()),
+            events: Mutex::new(Queue::default()),
             wake,
             in_flight: AtomicUsize::new(0),
         }
     }
 
-    fn events(&self) -> MutexGuard<'_, Vec<(u64, Event)>> {
+    fn events(&self) -> MutexGuard<'_, Queue> {
         self.events.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn push(&self, call: u64, event: Event) {
+    fn push(&self, call: u64, mut event: Event) {
         let first = {
-            let mut events = self.events();
-            events.push((call, event));
-            events.len() == 1
+            let mut queue = self.events();
+            if !queue.given_up.is_empty() && queue.given_up.contains(&call) {
+                if let Event::Done(_) = event {
+                    queue.given_up.remove(&call);
+                }
+                return;
+            }
+            if let Event::Progress(progress) = &event {
+                let cost = PROGRESS_COST + progress.message.as_ref().map_or(0, String::len);
+                if queue.progress_bytes + cost > PROGRESS_BUDGET {
+                    queue.given_up.insert(call);
+                    event = Event::GivenUp;
+                } else {
+                    queue.progress_bytes += cost;
+                }
+            }
+            queue.events.push((call, event));
+            queue.events.len() == 1
         };
         if first {
             self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
@@ -65,6 +100,11 @@ impl CallQueue {
     }
 
     fn keep_alive(&self, env: &Env, alive: bool) -> Result<()> {
+        // Node aborts a threadsafe function as its environment goes away; its handle is
+        // then freed. Both happen on the JS thread, as this does, so the check holds.
+        if self.wake.aborted() {
+            return Ok(());
+        }
         let (env, wake) = (env.raw(), self.wake.raw());
         // SAFETY: on the JS thread (we have its Env) with a live threadsafe function.
         let status = unsafe {
@@ -85,9 +125,13 @@ impl CallQueue {
 
     /// Every event queued so far, flat: `[id, kind, a, b, c, ...]`; for a result kind 0,
     /// `output, isError, content` (JSON text or null); for progress kind 1,
-    /// `progress, total, message` (null when absent).
+    /// `progress, total, message` (null when absent); kind 2, a call given up, has none.
     pub fn take<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
-        let events = std::mem::take(&mut *self.events());
+        let events = {
+            let mut queue = self.events();
+            queue.progress_bytes = 0;
+            std::mem::take(&mut queue.events)
+        };
         let mut array = env.create_array(events.len() as u32 * 5)?;
         let mut done = 0;
         for (i, (call, event)) in events.into_iter().enumerate() {
@@ -106,6 +150,11 @@ impl CallQueue {
                     array.set(at + 2, progress.progress)?;
                     array.set(at + 3, progress.total)?;
                     array.set(at + 4, progress.message)?;
+                }
+                // Settles the call as done; its own outcome is dropped when it comes.
+                Event::GivenUp => {
+                    done += 1;
+                    array.set(at + 1, GIVEN_UP)?;
                 }
             }
         }

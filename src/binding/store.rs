@@ -4,10 +4,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
+use super::bounded::{Bounded, Callback};
 use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
@@ -40,7 +40,7 @@ impl From<NativeStoreOptions> for StoreOptions {
     }
 }
 
-type OnChange = ThreadsafeFunction<f64, Unknown<'static>, f64, Status, false, true>;
+type OnChange = Callback<f64>;
 
 #[napi]
 pub struct NativeStore {
@@ -150,11 +150,13 @@ impl NativeStore {
         timeout_ms: Option<f64>,
         canceller: Option<&Canceller>,
         on_progress: Option<OnProgress>,
+        max_total_ms: Option<f64>,
     ) -> Result<PromiseRaw<'env, CallResult>> {
         let store = self.store.clone();
-        let request = CallRequest::new(args_json, timeout_ms, canceller, on_progress);
+        let request = CallRequest::new(args_json, timeout_ms, max_total_ms, canceller, on_progress);
         env.spawn_future(async move {
-            let options = request.options(store.call_timeout(agent.as_deref(), &service_name));
+            let (timeout, max_total) = store.call_timeouts(agent.as_deref(), &service_name);
+            let options = request.options(timeout, max_total);
             let (agent, args) = (agent.as_deref(), request.args_json());
             let output = store
                 .call_tool(agent, &service_name, &tool, args, options)
@@ -163,15 +165,17 @@ impl NativeStore {
         })
     }
 
-    /// Calls `listener(version)` after every change, until the store is freed.
+    /// Calls `listener(version)` after every change, until the store is freed. Changes
+    /// made while JS has not yet run the last call come as one call, with the latest version.
     #[napi(catch_unwind)]
     pub fn on_change(&self, listener: OnChange) {
         let mut changes = self.store.subscribe();
+        let listener = Bounded::new(listener, 1);
         within_runtime_if_available(|| {
             tokio::spawn(async move {
                 while changes.changed().await.is_ok() {
                     let version = *changes.borrow_and_update() as f64;
-                    listener.call(version, ThreadsafeFunctionCallMode::NonBlocking);
+                    listener.send(version, 1).await;
                 }
             })
         });

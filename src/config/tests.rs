@@ -217,3 +217,19 @@ fn sanitize_replaces_every_other_char() {
     assert_eq!(sanitize("do it/now-ok_1"), "do_it_now-ok_1");
     assert_eq!(sanitize("é"), "_");
 }
+
+#[test]
+fn max_total_timeout_is_none_by_default_and_validated_like_timeout() {
+    assert_eq!(spec(json!({ "command": ["x"] })).max_total_timeout, None);
+    assert_eq!(
+        spec(json!({ "command": ["x"], "maxTotalTimeout": 1500 })).max_total_timeout,
+        Some(Duration::from_millis(1500))
+    );
+    let wrong = invalid(json!({ "command": ["x"], "maxTotalTimeout": "x" }));
+    assert!(
+        wrong.contains("\"maxTotalTimeout\" must be a number"),
+        "{wrong}"
+    );
+    let negative = invalid(json!({ "command": ["x"], "maxTotalTimeout": -1 }));
+    assert!(negative.contains("positive"), "{negative}");
+}

@@ -4,21 +4,28 @@ use std::time::Duration;
 
 use tokio::time::{Instant, sleep_until};
 
+use super::wording::{timed_out, timed_out_in_total};
 use crate::duration::deadline_after;
 
-/// A call's timeout: restarted by progress, paused while a person is being asked.
+/// A call's timeout: restarted by progress, paused while a person is being asked; and
+/// its cap in all (`maxTotalTimeout`), which progress does not restart.
 pub struct Clock {
     timeout: Duration,
     deadline: Instant,
-    /// Time left when paused.
-    paused: Option<Duration>,
+    max_total: Option<Duration>,
+    total_deadline: Option<Instant>,
+    /// Time left (and left in all) when paused.
+    paused: Option<(Duration, Option<Duration>)>,
 }
 
 impl Clock {
-    pub fn new(timeout: Duration, paused: bool) -> Clock {
+    pub fn new(timeout: Duration, max_total: Option<Duration>, paused: bool) -> Clock {
+        let now = Instant::now();
         let mut clock = Clock {
             timeout,
-            deadline: deadline_after(Instant::now(), timeout),
+            deadline: deadline_after(now, timeout),
+            max_total,
+            total_deadline: max_total.map(|total| deadline_after(now, total)),
             paused: None,
         };
         clock.set_paused(paused);
@@ -27,7 +34,7 @@ impl Clock {
 
     pub fn restart(&mut self) {
         match &mut self.paused {
-            Some(left) => *left = self.timeout,
+            Some((left, _)) => *left = self.timeout,
             None => self.deadline = deadline_after(Instant::now(), self.timeout),
         }
     }
@@ -35,28 +42,40 @@ impl Clock {
     pub fn set_paused(&mut self, pause: bool) {
         let now = Instant::now();
         match (pause, self.paused) {
-            (true, None) => self.paused = Some(self.deadline.saturating_duration_since(now)),
-            (false, Some(left)) => {
+            (true, None) => {
+                let left = |at: Instant| at.saturating_duration_since(now);
+                self.paused = Some((left(self.deadline), self.total_deadline.map(left)));
+            }
+            (false, Some((left, total_left))) => {
                 self.deadline = deadline_after(now, left);
+                self.total_deadline = total_left.map(|total_left| deadline_after(now, total_left));
                 self.paused = None;
             }
             _ => {}
         }
     }
 
-    pub fn timeout(&self) -> Duration {
-        self.timeout
-    }
-
     /// When it runs out; `None` while paused.
     pub fn deadline(&self) -> Option<Instant> {
-        self.paused.is_none().then_some(self.deadline)
+        let deadline = match self.total_deadline {
+            Some(total) => self.deadline.min(total),
+            None => self.deadline,
+        };
+        self.paused.is_none().then_some(deadline)
     }
 
     pub async fn expiry(&self) {
-        match self.paused {
-            Some(_) => std::future::pending().await,
-            None => sleep_until(self.deadline).await,
+        match self.deadline() {
+            Some(deadline) => sleep_until(deadline).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    /// Why `phase` failed once the clock ran out: which limit it overran.
+    pub fn overrun(&self, phase: &str) -> String {
+        match (self.max_total, self.total_deadline) {
+            (Some(total), Some(at)) if at <= self.deadline => timed_out_in_total(phase, total),
+            _ => timed_out(phase, self.timeout),
         }
     }
 }

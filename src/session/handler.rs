@@ -7,7 +7,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
     ElicitationCreateRequestMethod, ErrorData, FormElicitationCapability, Implementation,
-    ProgressToken, ProtocolVersion, UrlElicitationCapability,
+    ProgressToken, ProtocolVersion, RequestId, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -25,10 +25,15 @@ pub struct Shared {
     pub redactor: Redactor,
     /// Where each in-flight call wants its progress notifications.
     pub progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
-    /// How many elicitations are waiting for a person; call clocks pause while it is not 0.
-    pub eliciting: watch::Sender<usize>,
+    /// The elicitations waiting for a person; the clocks of the calls they belong to pause.
+    pub eliciting: watch::Sender<Asking>,
+    /// The request each elicitation came for, when the transport tells (a streamable
+    /// HTTP server sends it on the response stream of that request's POST).
+    pub related: Arc<Mutex<HashMap<RequestId, RequestId>>>,
     /// Bumped by each `notifications/tools/list_changed`.
     pub tools_changed: watch::Sender<u64>,
+    /// Set once the transport has ended (its stream closed, or rmcp let go of it).
+    pub transport_ended: watch::Sender<bool>,
     /// Counts `initialize` requests over streamable HTTP: those after the first are
     /// sessions rmcp re-established inside its transport.
     pub http_initializes: Arc<watch::Sender<u64>>,
@@ -41,8 +46,10 @@ impl Shared {
             hooks: hooks.clone(),
             redactor,
             progress: Mutex::new(HashMap::new()),
-            eliciting: watch::Sender::new(0),
+            eliciting: watch::Sender::new(Asking::default()),
+            related: Arc::default(),
             tools_changed: watch::Sender::new(0),
+            transport_ended: watch::Sender::new(false),
             http_initializes: Arc::new(watch::Sender::new(0)),
         })
     }
@@ -82,19 +89,55 @@ impl Drop for ProgressRoute {
     }
 }
 
+/// Elicitations waiting for a person: those known to belong to a call, by its request
+/// id, and the others, which pause every call since any may be theirs.
+#[derive(Debug, Default)]
+pub struct Asking {
+    anyone: usize,
+    calls: HashMap<RequestId, usize>,
+}
+
+impl Asking {
+    /// Whether the clock of the call with `request` id (`None`: unknown) stands still.
+    pub fn pauses(&self, request: Option<&RequestId>) -> bool {
+        self.anyone > 0 || request.is_some_and(|r| self.calls.contains_key(r))
+    }
+
+    fn count(&mut self, call: Option<&RequestId>, up: bool) {
+        let count = match call {
+            Some(call) => self.calls.entry(call.clone()).or_default(),
+            None => &mut self.anyone,
+        };
+        if up {
+            *count += 1;
+        } else {
+            *count -= 1;
+        }
+        if let Some(call) = call
+            && self.calls.get(call) == Some(&0)
+        {
+            self.calls.remove(call);
+        }
+    }
+}
+
 /// Counts an elicitation as pending while alive.
-struct Eliciting<'a>(&'a watch::Sender<usize>);
+struct Eliciting<'a> {
+    asking: &'a watch::Sender<Asking>,
+    call: Option<RequestId>,
+}
 
 impl<'a> Eliciting<'a> {
-    fn start(count: &'a watch::Sender<usize>) -> Self {
-        count.send_modify(|n| *n += 1);
-        Eliciting(count)
+    fn start(asking: &'a watch::Sender<Asking>, call: Option<RequestId>) -> Self {
+        asking.send_modify(|a| a.count(call.as_ref(), true));
+        Eliciting { asking, call }
     }
 }
 
 impl Drop for Eliciting<'_> {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
+        self.asking
+            .send_modify(|a| a.count(self.call.as_ref(), false));
     }
 }
 
@@ -118,14 +161,15 @@ impl ClientHandler for Client {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let Some(elicitor) = &self.0.hooks.elicitor else {
             return Err(ErrorData::method_not_found::<ElicitationCreateRequestMethod>());
         };
         let params = serde_json::to_value(&request).unwrap_or(Value::Null);
         let answer = {
-            let _pending = Eliciting::start(&self.0.eliciting);
+            let call = lock(&self.0.related).remove(&context.id);
+            let _pending = Eliciting::start(&self.0.eliciting, call);
             elicitor.ask(elicitation::to_request(&params)).await
         };
         serde_json::from_value(elicitation::to_result(answer.as_ref(), &params))
@@ -135,4 +179,8 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.0.tools_changed.send_modify(|n| *n += 1);
     }
+}
+
+pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
@@ -19,16 +18,17 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use super::clock::Clock;
-use super::handler::Shared;
+use super::handler::{Asking, Shared};
 use super::wording::{
     aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
-    malformed_response, timed_out, unexpected_response,
+    malformed_response, unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{ListedTool, Page};
 use crate::tool_result::{self, ToolOutput};
 use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::lines::{Intercept, LineWriter};
+use crate::transport::lines::{Intercept, LineWriter, WriteError};
+use crate::transport::reaper::Exit;
 use crate::transport::stdio::ChildProcess;
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
@@ -61,7 +61,7 @@ enum State {
     Open,
     /// The server's output ended; waiting briefly to learn how it exited.
     Ending,
-    Gone(Option<ExitStatus>),
+    Gone(Option<Exit>),
     Closed,
 }
 
@@ -136,7 +136,8 @@ impl LocalCalls {
                 return sink.done(id, self.failed(closed_before(tool)));
             }
         }
-        let clock = Clock::new(spec.timeout, *self.shared.eliciting.borrow() > 0);
+        let paused = self.shared.eliciting.borrow().pauses(None);
+        let clock = Clock::new(spec.timeout, spec.max_total, paused);
         if let Some(deadline) = clock.deadline()
             && table.sweep_at.is_none_or(|at| deadline < at)
         {
@@ -151,8 +152,16 @@ impl LocalCalls {
         };
         table.pending.insert(id, pending);
         drop(table);
-        // A failed write means the server is gone: the end of its output fails the call.
-        let _ = self.writer.write_line(&line);
+        match self.writer.write_line(&line) {
+            // The server is gone: the end of its output fails the call.
+            Ok(()) | Err(WriteError::Closed) => {}
+            Err(refused) => {
+                if let Some(call) = self.table().pending.remove(&id) {
+                    let reason = format!("{refused}; {} was not sent", during(tool));
+                    call.sink.done(id, self.failed(reason));
+                }
+            }
+        }
     }
 
     /// One page of `tools/list`, decoded as it arrives (see `take_page`). Unbounded: the
@@ -299,12 +308,8 @@ impl LocalCalls {
                 call.clock.set_paused(eliciting);
                 match call.clock.deadline() {
                     Some(deadline) if deadline <= now => {
-                        expired.push((
-                            *id,
-                            call.tool.clone(),
-                            call.clock.timeout(),
-                            call.sink.clone(),
-                        ));
+                        let reason = call.clock.overrun(&during(&call.tool));
+                        expired.push((*id, reason, call.sink.clone()));
                         false
                     }
                     Some(deadline) => {
@@ -317,9 +322,9 @@ impl LocalCalls {
             table.sweep_at = next;
             next
         };
-        for (id, tool, timeout, sink) in expired {
+        for (id, reason, sink) in expired {
             self.send_cancelled(id, "request timeout");
-            sink.done(id, self.failed(timed_out(&during(&tool), timeout)));
+            sink.done(id, self.failed(reason));
         }
         Ok(next)
     }
@@ -343,7 +348,7 @@ impl LocalCalls {
     }
 
     /// Fails `calls` the way the server went: its exit status and stderr when it exited.
-    fn fail_gone(&self, status: Option<ExitStatus>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
+    fn fail_gone(&self, status: Option<Exit>, calls: Vec<(u64, String, Arc<dyn CallSink>)>) {
         let Some(me) = self.me.upgrade() else {
             return;
         };
@@ -463,12 +468,13 @@ impl Drop for ForgetListing<'_> {
 async fn sweep(
     calls: Weak<LocalCalls>,
     nudge: Arc<Notify>,
-    mut eliciting: tokio::sync::watch::Receiver<usize>,
-    mut exit: tokio::sync::watch::Receiver<Option<ExitStatus>>,
+    mut eliciting: tokio::sync::watch::Receiver<Asking>,
+    mut exit: tokio::sync::watch::Receiver<Option<Exit>>,
 ) {
     let mut exited = false;
     loop {
-        let paused = *eliciting.borrow_and_update() > 0;
+        // Over stdio an elicitation cannot be told apart by call: it pauses them all.
+        let paused = eliciting.borrow_and_update().pauses(None);
         let next = match calls.upgrade().map(|calls| calls.expire(paused)) {
             Some(Ok(next)) => next,
             _ => return,

@@ -102,12 +102,15 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
         loop {
-            let message = self.inner.receive().await?;
+            let Some(message) = self.inner.receive().await else {
+                self.shared.transport_ended.send_replace(true);
+                return None;
+            };
             if !self.admits(&message) {
                 continue;
             }
             if let ServerJsonRpcMessage::Notification(n) = &message {
-                observe(&self.shared, &n.notification);
+                observe(&self.shared, &n.notification).await;
             }
             return Some(message);
         }
@@ -118,7 +121,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     }
 }
 
-fn observe(shared: &Shared, notification: &ServerNotification) {
+/// rmcp drops the transport when its session ends for any reason.
+impl<T> Drop for Observed<T> {
+    fn drop(&mut self) {
+        self.shared.transport_ended.send_replace(true);
+    }
+}
+
+async fn observe(shared: &Shared, notification: &ServerNotification) {
     match notification {
         ServerNotification::ProgressNotification(n) => {
             let p = &n.params;
@@ -136,7 +146,9 @@ fn observe(shared: &Shared, notification: &ServerNotification) {
                 let level = serde_json::to_value(n.params.level).ok();
                 let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
                 let text = shared.redactor.log_text(&n.params.data);
-                logger.log(&shared.server, level, n.params.data.clone(), text);
+                logger
+                    .log(&shared.server, level, n.params.data.clone(), text)
+                    .await;
             }
         }
         _ => {}

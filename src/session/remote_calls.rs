@@ -16,10 +16,9 @@ use tokio::runtime::Handle;
 use tokio_util::sync::CancellationToken;
 
 use super::clock::Clock;
-use super::handler::Shared;
+use super::handler::{Asking, Shared};
 use super::wording::{
-    aborted, bad_arguments, closed_before, closed_during, during, failed, timed_out,
-    unexpected_response,
+    aborted, bad_arguments, closed_before, closed_during, during, failed, unexpected_response,
 };
 use super::{CallSink, CallSpec, Failure, describe};
 use crate::tool_result::{self, ToolOutput};
@@ -127,7 +126,12 @@ impl RemoteCall {
         let id = handle.id.clone();
         let (_route, mut progress) = self.shared.track_progress(handle.progress_token.clone());
         let mut eliciting = self.shared.eliciting.subscribe();
-        let mut clock = Clock::new(spec.timeout, *eliciting.borrow_and_update() > 0);
+        let paused = |asking: &Asking| asking.pauses(Some(&id));
+        let mut clock = Clock::new(
+            spec.timeout,
+            spec.max_total,
+            paused(&eliciting.borrow_and_update()),
+        );
         let response = handle.await_response();
         tokio::pin!(response);
         let response = loop {
@@ -145,10 +149,11 @@ impl RemoteCall {
                     clock.restart();
                     on_progress(update);
                 }
-                Ok(()) = eliciting.changed() => clock.set_paused(*eliciting.borrow_and_update() > 0),
+                Ok(()) = eliciting.changed() => clock.set_paused(paused(&eliciting.borrow_and_update())),
                 _ = clock.expiry() => {
+                    let reason = clock.overrun(&during);
                     self.send_cancelled(id, "request timeout").await;
-                    return Err(Failure::Reason(timed_out(&during, spec.timeout)));
+                    return Err(Failure::Reason(reason));
                 }
             }
         };

@@ -36,6 +36,13 @@ pub fn timed_out(phase: &str, timeout: std::time::Duration) -> String {
     format!("did not answer {phase} within {} ms", timeout.as_millis())
 }
 
+pub fn timed_out_in_total(phase: &str, max_total: std::time::Duration) -> String {
+    format!(
+        "did not finish {phase} within its maxTotalTimeout of {} ms",
+        max_total.as_millis()
+    )
+}
+
 pub fn answered_with_error(phase: &str, message: &str) -> String {
     format!("answered {phase} with an error: {message}")
 }
@@ -46,4 +53,12 @@ pub fn unexpected_response(phase: &str) -> String {
 
 pub fn malformed_response(phase: &str) -> String {
     format!("sent a response to {phase} that is not valid JSON")
+}
+
+/// A call given up because its progress came faster than the host took it.
+pub fn overwhelmed_by_progress(tool: &str) -> String {
+    format!(
+        "sent progress for {} faster than the host could take it; the call was given up",
+        during(tool)
+    )
 }

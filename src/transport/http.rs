@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 
+use futures::StreamExt;
 use futures::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
@@ -42,6 +43,7 @@ fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
 pub fn streamable(
     spec: &RemoteSpec,
     initializes: Arc<watch::Sender<u64>>,
+    related: Related,
 ) -> Result<StreamableHttpClientTransport<CountingClient>, String> {
     install_crypto_provider();
     let headers = headers(spec)?
@@ -57,7 +59,11 @@ pub fn streamable(
         .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
-    let client = CountingClient { inner, initializes };
+    let client = CountingClient {
+        inner,
+        initializes,
+        related,
+    };
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
@@ -162,10 +168,53 @@ fn error_chain(error: &reqwest::Error) -> String {
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
 /// each one is a session that rmcp re-established inside its transport (an expired
 /// session answered 404), which the store reports as a restart.
+/// Also notes, for each elicitation a server sends on the response stream of a POST, the
+/// request that POST carried: the call a person is then answering for.
 #[derive(Clone)]
 pub struct CountingClient {
     inner: reqwest::Client,
     initializes: Arc<watch::Sender<u64>>,
+    related: Related,
+}
+
+/// The request each elicitation came for, by the elicitation's id.
+pub type Related = Arc<Mutex<HashMap<RequestId, RequestId>>>;
+
+/// Notes the elicitations that arrive on the response stream of request `sent`.
+fn relating(related: Related, sent: Option<RequestId>, response: PostResult) -> PostResult {
+    match (sent, response) {
+        (Some(sent), Ok(StreamableHttpPostResponse::Sse(stream, session))) => {
+            let stream = stream.inspect(move |event| {
+                if let Ok(Sse {
+                    data: Some(data), ..
+                }) = event
+                    && let Some(elicitation) = elicitation_id(data)
+                {
+                    lock(&related).insert(elicitation, sent.clone());
+                }
+            });
+            Ok(StreamableHttpPostResponse::Sse(stream.boxed(), session))
+        }
+        (_, response) => response,
+    }
+}
+
+/// The id of an `elicitation/create` request, if `data` is one.
+fn elicitation_id(data: &str) -> Option<RequestId> {
+    #[derive(serde::Deserialize)]
+    struct Head {
+        id: RequestId,
+        method: String,
+    }
+    if !data.contains("elicitation/create") {
+        return None;
+    }
+    let head: Head = serde_json::from_str(data).ok()?;
+    (head.method == "elicitation/create").then_some(head.id)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl CountingClient {
@@ -185,8 +234,14 @@ impl CountingClient {
 /// request's answer: some servers answer so when they cannot use the request at all (an
 /// unknown session, say, with HTTP 400). Left without an id, nothing would match it and
 /// the request would wait out its timeout.
-async fn answering(sent: Option<RequestId>, post: impl Future<Output = PostResult>) -> PostResult {
-    match (sent, post.await) {
+async fn answering(
+    related: Related,
+    sent: Option<RequestId>,
+    post: impl Future<Output = PostResult>,
+) -> PostResult {
+    let response = post.await;
+    let response = relating(related, sent.clone(), response);
+    match (sent, response) {
         (
             Some(id),
             Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), session)),
@@ -221,7 +276,7 @@ impl StreamableHttpClient for CountingClient {
         let post = self
             .inner
             .post_message(uri, message, session_id, auth_header, custom_headers);
-        answering(sent, post)
+        answering(self.related.clone(), sent, post)
     }
 
     fn post_message_with_max_sse_event_size(
@@ -242,7 +297,7 @@ impl StreamableHttpClient for CountingClient {
             custom_headers,
             max_sse_event_size,
         );
-        answering(sent, post)
+        answering(self.related.clone(), sent, post)
     }
 
     fn post_message_with_response_limits(
@@ -263,7 +318,7 @@ impl StreamableHttpClient for CountingClient {
             custom_headers,
             limits,
         );
-        answering(sent, post)
+        answering(self.related.clone(), sent, post)
     }
 
     fn delete_session(

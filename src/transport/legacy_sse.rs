@@ -13,12 +13,24 @@ use rmcp::transport::Transport;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
+use super::MAX_MESSAGE_BYTES;
+
 pub struct LegacySseTransport {
     client: Client,
     endpoint: Url,
     headers: HeaderMap,
     incoming: mpsc::Receiver<ServerJsonRpcMessage>,
-    reader: JoinHandle<()>,
+    reader: Reader,
+}
+
+/// The task reading the event stream; it ends (and the stream is let go) with its owner,
+/// a connect that fails or is given up included.
+struct Reader(JoinHandle<()>);
+
+impl Drop for Reader {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 #[derive(Debug)]
@@ -59,16 +71,19 @@ pub async fn connect(
     }
     let (endpoint_tx, endpoint_rx) = oneshot::channel();
     let (incoming_tx, incoming) = mpsc::channel(64);
-    let reader = tokio::spawn(read_events(response, endpoint_tx, incoming_tx));
+    let reader = Reader(tokio::spawn(read_events(
+        response,
+        endpoint_tx,
+        incoming_tx,
+    )));
     let endpoint = endpoint_rx
         .await
-        .map_err(|_| "the event stream ended before naming its endpoint".to_owned())?;
+        .unwrap_or_else(|_| Err("the event stream ended before naming its endpoint".to_owned()))?;
     let endpoint = url
         .join(&endpoint)
         .map_err(|e| format!("the endpoint event named an invalid URL: {e}"))?;
     // Messages (and any credentials in the headers) must not be sent to another origin.
     if endpoint.origin() != url.origin() {
-        reader.abort();
         return Err("the endpoint event named a URL on another origin".into());
     }
     Ok(LegacySseTransport {
@@ -81,19 +96,29 @@ pub async fn connect(
 }
 
 /// Parses the event stream: the first `endpoint` event, then JSON-RPC `message` events.
+/// An event over the size limit ends the stream, and with it the session.
 async fn read_events(
     mut response: reqwest::Response,
-    endpoint: oneshot::Sender<String>,
+    endpoint: oneshot::Sender<Result<String, String>>,
     incoming: mpsc::Sender<ServerJsonRpcMessage>,
 ) {
     let mut endpoint = Some(endpoint);
     let mut parser = EventParser::default();
     while let Ok(Some(chunk)) = response.chunk().await {
-        for (event, data) in parser.feed(&chunk) {
+        let events = match parser.feed(&chunk) {
+            Ok(events) => events,
+            Err(TooLarge) => {
+                if let Some(tx) = endpoint.take() {
+                    let _ = tx.send(Err(TooLarge.to_string()));
+                }
+                return;
+            }
+        };
+        for (event, data) in events {
             match event.as_str() {
                 "endpoint" => {
                     if let Some(tx) = endpoint.take() {
-                        let _ = tx.send(data);
+                        let _ = tx.send(Ok(data));
                     }
                 }
                 "message" | "" => {
@@ -111,38 +136,73 @@ async fn read_events(
 }
 
 /// A minimal `text/event-stream` parser: yields (event name, data) per dispatched event.
+/// Each byte is scanned once, and an event may not outgrow [`MAX_MESSAGE_BYTES`].
 #[derive(Default)]
 struct EventParser {
-    buffer: Vec<u8>,
+    /// Bytes after the last complete line.
+    partial: Vec<u8>,
     event: String,
     data: Vec<String>,
+    /// The size of `data`, joined.
+    data_bytes: usize,
+}
+
+#[derive(Debug, PartialEq)]
+struct TooLarge;
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "sent an event over the {} MiB limit on its event stream",
+            MAX_MESSAGE_BYTES >> 20
+        )
+    }
 }
 
 impl EventParser {
-    fn feed(&mut self, chunk: &[u8]) -> Vec<(String, String)> {
-        self.buffer.extend_from_slice(chunk);
+    fn feed(&mut self, chunk: &[u8]) -> Result<Vec<(String, String)>, TooLarge> {
         let mut events = Vec::new();
-        while let Some(end) = self.buffer.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.buffer.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
-            if line.is_empty() {
-                if !self.data.is_empty() {
-                    events.push((std::mem::take(&mut self.event), self.data.join("\n")));
-                    self.data.clear();
-                }
-                self.event.clear();
-                continue;
-            }
-            let (field, value) = line.split_once(':').unwrap_or((line, ""));
-            let value = value.strip_prefix(' ').unwrap_or(value);
-            match field {
-                "event" => self.event = value.to_owned(),
-                "data" => self.data.push(value.to_owned()),
-                _ => {}
-            }
+        let mut rest = chunk;
+        while let Some(end) = memchr::memchr(b'\n', rest) {
+            let line = if self.partial.is_empty() {
+                String::from_utf8_lossy(&rest[..end])
+            } else {
+                self.partial.extend_from_slice(&rest[..end]);
+                String::from_utf8_lossy(&self.partial)
+            };
+            let line = line.into_owned();
+            self.partial.clear();
+            rest = &rest[end + 1..];
+            self.line(line.trim_end_matches('\r'), &mut events);
         }
-        events
+        self.partial.extend_from_slice(rest);
+        if self.partial.len() + self.data_bytes > MAX_MESSAGE_BYTES {
+            return Err(TooLarge);
+        }
+        Ok(events)
+    }
+
+    fn line(&mut self, line: &str, events: &mut Vec<(String, String)>) {
+        if line.is_empty() {
+            if !self.data.is_empty() {
+                events.push((std::mem::take(&mut self.event), self.data.join("\n")));
+                self.data.clear();
+                self.data_bytes = 0;
+            }
+            self.event.clear();
+            return;
+        }
+        let (field, value) = line.split_once(':').unwrap_or((line, ""));
+        let value = value.strip_prefix(' ').unwrap_or(value);
+        match field {
+            "event" => self.event = value.to_owned(),
+            "data" => {
+                self.data_bytes += value.len() + 1;
+                self.data.push(value.to_owned());
+            }
+            _ => {}
+        }
     }
 }
 
@@ -181,20 +241,16 @@ impl Transport<RoleClient> for LegacySseTransport {
     }
 
     async fn close(&mut self) -> Result<(), SendError> {
-        self.reader.abort();
+        self.reader.0.abort();
         Ok(())
-    }
-}
-
-impl Drop for LegacySseTransport {
-    fn drop(&mut self) {
-        self.reader.abort();
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::EventParser;
+    use std::time::{Duration, Instant};
+
+    use super::{EventParser, MAX_MESSAGE_BYTES};
 
     #[test]
     fn events_split_across_chunks_and_lines() {
@@ -202,9 +258,12 @@ mod tests {
         assert!(
             parser
                 .feed(b"event: endpoint\r\ndata: /messages?s")
+                .expect("small")
                 .is_empty()
         );
-        let events = parser.feed(b"=1\n\n: comment\ndata: {\"a\":\ndata: 1}\n\n");
+        let events = parser
+            .feed(b"=1\n\n: comment\ndata: {\"a\":\ndata: 1}\n\n")
+            .expect("small");
         assert_eq!(
             events,
             [
@@ -217,10 +276,42 @@ mod tests {
     #[test]
     fn an_event_without_data_is_not_dispatched() {
         let mut parser = EventParser::default();
-        assert!(parser.feed(b"event: ping\n\n").is_empty());
+        assert!(parser.feed(b"event: ping\n\n").expect("small").is_empty());
         assert_eq!(
-            parser.feed(b"data: x\n\n"),
+            parser.feed(b"data: x\n\n").expect("small"),
             [(String::new(), "x".to_owned())]
         );
+    }
+
+    #[test]
+    fn a_long_line_in_small_chunks_is_scanned_once() {
+        let mut parser = EventParser::default();
+        let started = Instant::now();
+        assert_eq!(parser.feed(b"data: ").map(|e| e.len()), Ok(0));
+        let chunk = [b'x'; 1024];
+        for _ in 0..(16 << 10) {
+            assert_eq!(parser.feed(&chunk).map(|e| e.len()), Ok(0));
+        }
+        let events = parser.feed(b"\n\n").expect("under the limit");
+        assert_eq!(events[0].1.len(), 16 << 20);
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "took {:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn an_event_over_the_limit_is_refused() {
+        let mut parser = EventParser::default();
+        let mut line = b"data: ".to_vec();
+        line.resize(line.len() + (1 << 20), b'x');
+        line.push(b'\n');
+        let mut fed = 0;
+        while parser.feed(&line).is_ok() {
+            fed += line.len();
+            assert!(fed < 2 * MAX_MESSAGE_BYTES, "never refused");
+        }
+        assert!(fed <= MAX_MESSAGE_BYTES, "{fed}");
     }
 }

@@ -38,6 +38,42 @@ pub trait Intercept: Send + Sync {
 /// How much of an oversized line is kept for [`Intercept::oversized`].
 const OVERSIZED_HEAD: usize = 256;
 
+/// The most that may wait for a server that does not read its input; a line that would
+/// take the backlog past it is refused (the first line of a backlog is always taken).
+pub const MAX_BACKLOG: usize = MAX_MESSAGE_BYTES;
+
+/// Why a line was not written.
+#[derive(Debug)]
+pub enum WriteError {
+    /// The server's input is closed.
+    Closed,
+    /// The server is not reading: this many bytes already wait for it.
+    NotReading(usize),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::Closed => f.write_str("its input is closed"),
+            WriteError::NotReading(waiting) => write!(
+                f,
+                "is not reading its input ({} MiB are waiting for it)",
+                waiting >> 20
+            ),
+            WriteError::Io(e) => write!(f, "cannot be written to: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+impl From<io::Error> for WriteError {
+    fn from(error: io::Error) -> Self {
+        WriteError::Io(error)
+    }
+}
+
 /// The child's stdin. A line is written straight to the non-blocking pipe by the thread
 /// that has it; what the pipe cannot take yet waits in a backlog that a task flushes, and
 /// later lines queue behind it, so lines never interleave or overtake each other.
@@ -83,12 +119,16 @@ impl LineWriter {
     }
 
     /// Writes one message; `line` must end with a newline. Never blocks.
-    pub fn write_line(&self, line: &[u8]) -> io::Result<()> {
+    pub fn write_line(&self, line: &[u8]) -> Result<(), WriteError> {
         let mut state = self.state();
         let Some(pipe) = &state.pipe else {
-            return Err(ErrorKind::BrokenPipe.into());
+            return Err(WriteError::Closed);
         };
         if state.has_backlog() {
+            let waiting = state.backlog.len() - state.sent;
+            if waiting + line.len() > MAX_BACKLOG {
+                return Err(WriteError::NotReading(waiting));
+            }
             state.backlog.extend_from_slice(line);
             return Ok(());
         }
@@ -324,7 +364,7 @@ impl Transport<RoleClient> for LineTransport {
             .map_err(io::Error::from)
             .and_then(|mut line| {
                 line.push(b'\n');
-                self.writer.write_line(&line)
+                self.writer.write_line(&line).map_err(io::Error::other)
             });
         std::future::ready(sent)
     }

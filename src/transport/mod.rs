@@ -5,6 +5,7 @@ pub mod groups;
 pub mod http;
 pub mod legacy_sse;
 pub mod lines;
+pub mod reaper;
 pub mod stdio;
 
 /// The largest JSON-RPC message accepted from a server.

@@ -6,7 +6,7 @@
 //! (a server's own children included), not just the leader.
 
 use std::collections::VecDeque;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -15,6 +15,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
 use super::groups;
+use super::reaper::{self, Exit, Lease};
 use crate::config::LocalSpec;
 
 /// Lines of stderr kept for error messages, and the longest line kept.
@@ -23,8 +24,8 @@ const STDERR_LINE_CHARS: usize = 500;
 
 /// A running server process. Dropping it kills its process group.
 pub struct ChildProcess {
-    pid: u32,
-    exit: watch::Receiver<Option<ExitStatus>>,
+    lease: Arc<Lease>,
+    exit: watch::Receiver<Option<Exit>>,
     stderr: Arc<Mutex<StderrTail>>,
     stderr_done: watch::Receiver<bool>,
 }
@@ -71,7 +72,7 @@ impl ChildProcess {
         let pid = child
             .id()
             .ok_or("child exited before it could be tracked")?;
-        groups::register(pid);
+        let lease = Arc::new(Lease::new(pid));
         let (Some(stdout), Some(stdin), Some(stderr)) =
             (child.stdout.take(), child.stdin.take(), child.stderr.take())
         else {
@@ -79,19 +80,14 @@ impl ChildProcess {
         };
 
         let (exit_tx, exit) = watch::channel(None);
-        tokio::spawn(async move {
-            // Reaps the leader; on a wait error report a signal-like unknown status.
-            if let Ok(status) = child.wait().await {
-                let _ = exit_tx.send(Some(status));
-            }
-        });
+        tokio::spawn(reaper::watch_exit(child, lease.clone(), exit_tx));
         let tail = Arc::new(Mutex::new(StderrTail::default()));
         let (done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(drain_stderr(stderr, tail.clone(), done_tx));
 
         Ok((
             ChildProcess {
-                pid,
+                lease,
                 exit,
                 stderr: tail,
                 stderr_done,
@@ -101,12 +97,12 @@ impl ChildProcess {
     }
 
     /// Tells of the leader's exit without holding the child (whose drop kills its group).
-    pub fn exit_watch(&self) -> watch::Receiver<Option<ExitStatus>> {
+    pub fn exit_watch(&self) -> watch::Receiver<Option<Exit>> {
         self.exit.clone()
     }
 
-    /// Resolves when the leader has exited (and been reaped).
-    pub async fn exited(&self) -> ExitStatus {
+    /// Resolves when the leader has exited.
+    pub async fn exited(&self) -> Exit {
         let mut exit = self.exit.clone();
         let status = exit.wait_for(Option::is_some).await.ok().and_then(|s| *s);
         match status {
@@ -117,13 +113,13 @@ impl ChildProcess {
     }
 
     /// The exit status if the leader exits within `grace`.
-    pub async fn exit_within(&self, grace: Duration) -> Option<ExitStatus> {
+    pub async fn exit_within(&self, grace: Duration) -> Option<Exit> {
         tokio::time::timeout(grace, self.exited()).await.ok()
     }
 
     /// "exited (code 1) during <phase>; stderr: <last lines>", once stderr is drained
     /// (briefly bounded, since a grandchild may hold the pipe open).
-    pub async fn describe_exit(&self, status: ExitStatus, phase: &str) -> String {
+    pub async fn describe_exit(&self, status: Exit, phase: &str) -> String {
         let mut done = self.stderr_done.clone();
         let _ = tokio::time::timeout(Duration::from_millis(200), done.wait_for(|d| *d)).await;
         let mut text = format!("exited ({}) during {phase}", describe_status(status));
@@ -146,22 +142,26 @@ impl ChildProcess {
     /// takes down grandchildren a well-behaved leader left behind).
     pub async fn shutdown(&self, grace: Duration) {
         if !grace.is_zero() && self.exit_within(grace).await.is_none() {
-            groups::signal(self.pid, groups::Signal::Terminate);
+            self.lease.signal(groups::Signal::Terminate);
             let _ = self.exit_within(grace).await;
         }
-        groups::signal(self.pid, groups::Signal::Kill);
+        self.lease.signal(groups::Signal::Kill);
         self.exited().await;
+        self.lease.release();
     }
 }
 
 impl Drop for ChildProcess {
     fn drop(&mut self) {
-        groups::signal(self.pid, groups::Signal::Kill);
-        groups::unregister(self.pid);
+        self.lease.signal(groups::Signal::Kill);
+        self.lease.release();
     }
 }
 
-fn describe_status(status: ExitStatus) -> String {
+fn describe_status(Exit(status): Exit) -> String {
+    let Some(status) = status else {
+        return "status unknown".into();
+    };
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;

@@ -1,0 +1,70 @@
+//! A JS callback fed from other threads with a bounded queue. A threadsafe function's own
+//! queue grows without limit while the JS thread is busy; here each queued call holds its
+//! share of a budget until JS has run it, so a sender either waits for room
+//! (backpressure) or learns at once that there is none.
+
+use std::sync::Arc;
+
+use napi::Status;
+use napi::bindgen_prelude::{JsValuesTupleIntoVec, Unknown};
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+/// A weak threadsafe function taking `T`, whose return value is ignored.
+pub type Callback<T> = ThreadsafeFunction<T, Unknown<'static>, T, Status, false, true>;
+
+pub struct Bounded<T: 'static + JsValuesTupleIntoVec> {
+    callback: Callback<T>,
+    room: Arc<Semaphore>,
+    budget: u32,
+}
+
+impl<T: 'static + JsValuesTupleIntoVec> Bounded<T> {
+    /// Calls queued at once may cost at most `budget` in all.
+    pub fn new(callback: Callback<T>, budget: u32) -> Self {
+        Bounded {
+            callback,
+            room: Arc::new(Semaphore::new(budget as usize)),
+            budget,
+        }
+    }
+
+    /// Waits until `value`, costing `cost`, fits in the budget, then queues it. A value
+    /// that costs more than the whole budget waits for all of it.
+    pub async fn send(&self, value: T, cost: u32) {
+        let cost = cost.clamp(1, self.budget);
+        if let Ok(permit) = self.room.clone().acquire_many_owned(cost).await {
+            self.queue(value, permit);
+        }
+    }
+
+    /// Queues `value` if it fits now; false when it does not.
+    pub fn try_send(&self, value: T, cost: u32) -> bool {
+        let cost = cost.clamp(1, self.budget);
+        match self.room.clone().try_acquire_many_owned(cost) {
+            Ok(permit) => {
+                self.queue(value, permit);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    fn queue(&self, value: T, permit: OwnedSemaphorePermit) {
+        // The permit is returned once JS has run the callback, or with the call if it
+        // could not be queued (Node is shutting down).
+        self.callback.call_with_return_value(
+            value,
+            ThreadsafeFunctionCallMode::NonBlocking,
+            move |_, _| {
+                drop(permit);
+                Ok(())
+            },
+        );
+    }
+}
+
+/// The cost of `bytes` of text, in KiB: what a budget in KiB counts.
+pub fn kib(bytes: usize) -> u32 {
+    u32::try_from(1 + bytes / 1024).unwrap_or(u32::MAX)
+}

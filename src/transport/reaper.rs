@@ -1,0 +1,129 @@
+//! Learning that a server's leader exited without reaping it. A process group id is the
+//! leader's pid, and the kernel reuses a pid only once its process is reaped and no group
+//! bears its number: so while our leader is unreaped (a zombie once it exits), `killpg`
+//! on its id can only reach our own server's tree. The leader is reaped when its owner
+//! has sent its last signal ([`Lease::release`]), never before.
+
+use std::process::ExitStatus;
+
+use tokio::process::Child;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use super::groups;
+
+/// How the leader ended: `None` when its status could not be learned (something else in
+/// the host reaped it).
+#[derive(Debug, Clone, Copy)]
+pub struct Exit(pub Option<ExitStatus>);
+
+/// The right to signal the group of `pid`, held until the leader may be reaped.
+pub struct Lease {
+    pid: u32,
+    released: CancellationToken,
+}
+
+impl Lease {
+    pub fn new(pid: u32) -> Lease {
+        groups::register(pid);
+        Lease {
+            pid,
+            released: CancellationToken::new(),
+        }
+    }
+
+    /// Signals the group, unless it may no longer be ours.
+    pub fn signal(&self, signal: groups::Signal) {
+        if !self.released.is_cancelled() {
+            groups::signal(self.pid, signal);
+        }
+    }
+
+    /// No more signals: the leader may be reaped. Idempotent.
+    pub fn release(&self) {
+        self.released.cancel();
+        groups::unregister(self.pid);
+    }
+}
+
+/// Publishes the leader's exit on `exit` as soon as it happens, and reaps it once `lease`
+/// is released.
+pub async fn watch_exit(
+    mut child: Child,
+    lease: std::sync::Arc<Lease>,
+    exit: watch::Sender<Option<Exit>>,
+) {
+    match exited_unreaped(lease.pid).await {
+        Some(status) => {
+            let _ = exit.send(Some(status));
+            if status.0.is_none() {
+                // Reaped behind our back: its id may already be someone else's.
+                lease.release();
+                return;
+            }
+        }
+        // No way to wait without reaping: reap, and signal no more.
+        None => {
+            let status = child.wait().await.ok();
+            lease.release();
+            let _ = exit.send(Some(Exit(status)));
+            return;
+        }
+    }
+    lease.released.cancelled().await;
+    // The leader is a zombie or was just killed: this returns at once or soon.
+    let _ = child.wait().await;
+}
+
+/// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.
+#[cfg(unix)]
+async fn exited_unreaped(pid: u32) -> Option<Exit> {
+    use tokio::signal::unix::{SignalKind, signal};
+    // Listening first: an exit after this wakes the loop below (signals coalesce, so each
+    // wake-up looks at the state rather than counting).
+    let mut children = signal(SignalKind::child()).ok()?;
+    loop {
+        if let Some(exit) = peek(pid) {
+            return Some(exit);
+        }
+        children.recv().await?;
+    }
+}
+
+#[cfg(not(unix))]
+async fn exited_unreaped(_pid: u32) -> Option<Exit> {
+    None
+}
+
+/// The leader's exit, if it has exited, without reaping it.
+#[cfg(unix)]
+fn peek(pid: u32) -> Option<Exit> {
+    use std::os::unix::process::ExitStatusExt;
+    let id = libc::id_t::try_from(pid).ok()?;
+    loop {
+        // SAFETY: a zeroed siginfo_t is a valid out-parameter for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+        // SAFETY: `info` is a live, writable siginfo_t.
+        let rc = unsafe { libc::waitid(libc::P_PID, id, &mut info, flags) };
+        if rc == -1 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            // ECHILD: not our child any more.
+            return Some(Exit(None));
+        }
+        // SAFETY: waitid filled `info` for a child-state change (or left si_pid 0).
+        let (from, code, status) = unsafe { (info.si_pid(), info.si_code, info.si_status()) };
+        if from == 0 {
+            return None;
+        }
+        // The wait status `waitpid` would have given, from its parts.
+        let raw = match code {
+            libc::CLD_EXITED => (status & 0xff) << 8,
+            libc::CLD_DUMPED => status | 0x80,
+            _ => status,
+        };
+        return Some(Exit(Some(ExitStatus::from_raw(raw))));
+    }
+}
