@@ -77,9 +77,15 @@ export interface ToolInfo {
 
 /** What {@link listMcpTools} found. */
 export interface McpInventory {
-  /** Per connected server, its unfiltered tools in listing order. Failed and disabled servers have no entry. */
+  /**
+   * Per connected server, its unfiltered tools in listing order. Failed and disabled
+   * servers have no entry. Servers in config order, as JavaScript orders keys: see `status`.
+   */
   tools: Record<string, ToolInfo[]>
-  /** An entry for every configured server, in config order. */
+  /**
+   * An entry for every configured server, in config order, except that JavaScript puts
+   * integer-like names (`"1"`, `"42"`) first, in ascending order, in every object.
+   */
   status: Record<string, McpStatus>
 }
 
@@ -87,7 +93,7 @@ export interface McpInventory {
 export interface McpSource {
   /** Tools of every connected server, in config order, named `server_tool`. */
   tools: Tool[]
-  /** An entry for every configured server, in config order. */
+  /** An entry for every configured server, in config order, integer-like names first (as in {@link McpInventory.status}). */
   status: Record<string, McpStatus>
   /** Ends every connection and kills every child process tree. Idempotent; always call it. */
   close(): Promise<void>
