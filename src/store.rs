@@ -119,17 +119,12 @@ impl Service {
     }
 }
 
-/// The store version at the latest addition or removal of a service, per view.
-#[derive(Default)]
-struct Membership {
-    /// The store view, which sees every service.
-    store: u64,
-    agents: HashMap<String, u64>,
-}
-
 struct Inner {
     services: RwLock<Vec<Arc<Service>>>,
-    membership: Mutex<Membership>,
+    /// Per agent, the store version at the latest addition or removal of one of its
+    /// services. The store view needs none: it sees every change, so its revision is
+    /// the version itself.
+    membership: Mutex<HashMap<String, u64>>,
     version: watch::Sender<u64>,
     hooks: Hooks,
     options: StoreOptions,
@@ -154,23 +149,19 @@ impl Inner {
         self.version.send_modify(|version| {
             *version += 1;
             let mut membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
-            membership.store = *version;
             match views {
                 Members::Of(None) => {}
                 Members::Of(Some(agent)) => {
-                    membership.agents.insert(agent.to_owned(), *version);
+                    membership.insert(agent.to_owned(), *version);
                 }
-                Members::All => membership.agents.values_mut().for_each(|v| *v = *version),
+                Members::All => membership.values_mut().for_each(|v| *v = *version),
             }
         });
     }
 
-    fn membership_revision(&self, agent: Option<&str>) -> u64 {
+    fn membership_revision(&self, agent: &str) -> u64 {
         let membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
-        match agent {
-            None => membership.store,
-            Some(agent) => membership.agents.get(agent).copied().unwrap_or(0),
-        }
+        membership.get(agent).copied().unwrap_or(0)
     }
 
     fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
@@ -319,11 +310,14 @@ impl Store {
     /// The store version of the latest change a view can see: its membership or the state
     /// of one of its services. It changes exactly when the view's tools or status may have.
     pub fn revision(&self, agent: Option<&str>) -> u64 {
+        let Some(agent) = agent else {
+            return self.version();
+        };
         let services = self.inner.services();
-        let in_view = services
+        let own = services
             .iter()
-            .filter(|s| agent.is_none() || s.agent.as_deref() == agent);
-        let newest = in_view.map(|s| s.state.borrow().revision).max();
+            .filter(|s| s.agent.as_deref() == Some(agent));
+        let newest = own.map(|s| s.state.borrow().revision).max();
         let membership = self.inner.membership_revision(agent);
         newest.map_or(membership, |newest| newest.max(membership))
     }
