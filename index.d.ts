@@ -9,6 +9,14 @@ export interface JSONSchema {
   [keyword: string]: unknown
 }
 
+/** A {@link JSONSchema} frozen all the way down: store views share theirs between calls. */
+export interface FrozenJSONSchema {
+  readonly type?: string | readonly string[]
+  readonly properties?: { readonly [name: string]: FrozenJSONSchema }
+  readonly required?: readonly string[]
+  readonly [keyword: string]: unknown
+}
+
 /** Connection state of one configured server. */
 export type McpStatus = "connected" | "disabled" | "failed"
 
@@ -51,6 +59,10 @@ export interface ToolContext {
    * answering an elicitation of this call. @default none
    */
   maxTotalTimeout?: number
+  /**
+   * Handed as it is to the `run` of a {@link defineTool} tool, which may use it. MCP tools
+   * ignore it: what an MCP server asks mid-call is answered through `loadMcp`'s `waitFor`.
+   */
   answer?: Answer
   /**
    * Told of each progress notification the server sends for this call, in order. The
@@ -86,9 +98,15 @@ export interface ToolInfo {
 
 /** What {@link listMcpTools} found. */
 export interface McpInventory {
-  /** Per connected server, its unfiltered tools in listing order. Failed and disabled servers have no entry. */
+  /**
+   * Per connected server, its unfiltered tools in listing order. Failed and disabled
+   * servers have no entry. Servers in config order, as JavaScript orders keys: see `status`.
+   */
   tools: Record<string, ToolInfo[]>
-  /** An entry for every configured server, in config order. */
+  /**
+   * An entry for every configured server, in config order, except that JavaScript puts
+   * integer-like names (`"1"`, `"42"`) first, in ascending order, in every object.
+   */
   status: Record<string, McpStatus>
 }
 
@@ -96,7 +114,7 @@ export interface McpInventory {
 export interface McpSource {
   /** Tools of every connected server, in config order, named `server_tool`. */
   tools: Tool[]
-  /** An entry for every configured server, in config order. */
+  /** An entry for every configured server, in config order, integer-like names first (as in {@link McpInventory.status}). */
   status: Record<string, McpStatus>
   /** Ends every connection and kills every child process tree. Idempotent; always call it. */
   close(): Promise<void>
@@ -112,6 +130,11 @@ export interface Request {
   url?: string
   /** Form mode: `{ schema: requestedSchema }`. */
   data?: Record<string, unknown>
+  /**
+   * When the question lapses (ISO 8601). toolnexus never sets it: MCP elicitation requests
+   * carry no deadline, and a call's clock stands still while `waitFor` answers. Absent
+   * means no deadline.
+   */
   expiresAt?: string
 }
 
@@ -141,11 +164,27 @@ interface ServerCommon {
   tools?: Record<string, boolean>
 }
 
-/** A server run as a child process over stdio. */
-export interface LocalServer extends ServerCommon {
-  type?: "local"
-  /** Program, then its arguments. Never run through a shell. */
-  command: string[]
+/**
+ * A server run as a child process over stdio. The command line is `command: [program,
+ * ...arguments]`, or the Claude-desktop form `command: program` with `args`. Never run
+ * through a shell.
+ */
+export type LocalServer = LocalServerEntry & (
+  | {
+      /** Program, then its arguments. */
+      command: string[]
+      args?: undefined
+    }
+  | {
+      /** The program alone; its arguments are `args`. */
+      command: string
+      args: string[]
+    }
+)
+
+/** What a {@link LocalServer} has besides its command line. */
+interface LocalServerEntry extends ServerCommon {
+  type?: "local" | "stdio"
   /** Variables merged over the parent's environment. */
   environment?: Record<string, string>
   /** Alias of `environment`. */
@@ -155,14 +194,18 @@ export interface LocalServer extends ServerCommon {
   url?: undefined
 }
 
-/** A server reached over streamable HTTP. */
+/**
+ * A server reached over streamable HTTP, with a fallback to legacy HTTP+SSE. Every `type`
+ * other MCP hosts write for one is accepted.
+ */
 export interface RemoteServer extends ServerCommon {
-  type?: "remote"
+  type?: "remote" | "http" | "streamable-http" | "streamableHttp" | "sse"
   url: string
   /** Sent with every request; `${NAME}` in a value expands from the environment. Never printed. */
   headers?: Record<string, string>
   /** Absent on a remote server; declared so `config.command` reads on any {@link ServerConfig} without narrowing. */
   command?: undefined
+  args?: undefined
 }
 
 export type ServerConfig = LocalServer | RemoteServer
@@ -223,7 +266,7 @@ export function defineTool<Args extends object = Record<string, any>>(def: {
  * installed; it is loaded on `connect`, never by importing toolnexus.
  */
 export function buildMcpServer(
-  tools: Tool[],
+  tools: ReadonlyArray<Tool | StoreTool>,
   cfg?: {
     /** `serverInfo.name`. @default "toolnexus" */
     name?: string
@@ -295,8 +338,8 @@ export interface StoreToolInfo {
    */
   readonly name: string
   readonly description: string
-  /** The server's input schema, with `type: "object"`. */
-  readonly inputSchema: Readonly<JSONSchema>
+  /** The server's input schema, with `type: "object"`. Parsed when first read; frozen. */
+  readonly inputSchema: FrozenJSONSchema
   /**
    * The service as this view names it. In an agent view, the agent's own (local) name.
    * In the store view, a store-level service keeps its name and an agent's service is
@@ -331,8 +374,12 @@ export interface StoreServerStatus {
   readonly clientId: string
 }
 
-/** A {@link Tool} of a store view, with the service it belongs to. */
-export interface StoreTool extends Tool {
+/**
+ * A {@link Tool} of a store view, with the service it belongs to. Its schema is the frozen
+ * one of its {@link StoreToolInfo}; {@link buildMcpServer} serves it like any tool.
+ */
+export interface StoreTool extends Omit<Tool, "inputSchema"> {
+  readonly inputSchema: FrozenJSONSchema
   source: "mcp"
   /** As in {@link StoreToolInfo.serviceName}. */
   readonly serviceName: string
@@ -343,7 +390,7 @@ export interface StoreTool extends Tool {
 /**
  * One view of a store: {@link McpStore.forStore} (every service, under global names) or
  * {@link McpStore.forAgent} (one agent's services, under its local names). Listing answers
- * from memory; the cache is rebuilt only when the store's version changes.
+ * from memory; the cache is rebuilt only when something this view shows changed.
  */
 export interface McpStoreView {
   /** The agent of this view; `null` for the store view. */
@@ -370,7 +417,11 @@ export interface McpStoreView {
    * within the call's timeout.
    */
   callTool(name: string, args?: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
-  /** Every service of this view, keyed on its name in this view. Frozen; shared while nothing changes. */
+  /**
+   * Every service of this view, keyed on its name in this view, in the view's order (the
+   * order services were added), except that JavaScript puts integer-like names first.
+   * Frozen; shared while nothing in this view changes.
+   */
   status(): Record<string, StoreServerStatus>
   /** Whether any service of this view is still `initializing`. */
   isInitializing(): boolean
@@ -449,5 +500,5 @@ export function serveStoreApi(
   },
 ): Promise<StoreApiServer>
 
-// Only the declarations marked `export` are public (ServerCommon stays internal).
+// Only the declarations marked `export` are public (ServerCommon and LocalServerEntry stay internal).
 export {}

@@ -46,9 +46,8 @@ export async function listMcpTools(input, opts) {
   )
   const { tools, status, failures } = JSON.parse(handle.summary())
   report(failures)
-  let index = 0
-  for (const list of Object.values(tools)) {
-    for (let i = 0; i < list.length; i++) list[i] = described(list[i], handle, index++)
+  for (const [server, list] of Object.entries(tools)) {
+    for (let i = 0; i < list.length; i++) list[i] = described(list[i], () => handle.inputSchema(server, i))
   }
   return { tools, status }
 }
@@ -105,7 +104,7 @@ function bridgeOnLog(onLog) {
 function mcpTool(handle, calls, tool, index) {
   const metadata = { server: tool.server }
   const toolName = () => handle.toolName(index)
-  return described(tool, handle, index, {
+  return described(tool, () => handle.inputSchema(index), {
     source: "mcp",
     execute: (args, ctx) =>
       runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
@@ -116,17 +115,18 @@ function mcpTool(handle, calls, tool, index) {
 }
 
 /**
- * `{ name, description, inputSchema, ...rest }`, the schema fetched from `handle` and parsed
- * when first read (most of a large inventory never is). It is still an own enumerable
- * property, so spreading or JSON.stringify of the object sees it, and it can be assigned.
+ * `{ name, description, inputSchema, ...rest }`, the schema's text fetched by `schemaJson`
+ * and parsed when first read (most of a large inventory never is). It is still an own
+ * enumerable property, so spreading or JSON.stringify of the object sees it, and it can be
+ * assigned.
  */
-function described({ name, description }, handle, index, rest) {
+function described({ name, description }, schemaJson, rest) {
   let inputSchema
   return {
     name,
     description,
     get inputSchema() {
-      return (inputSchema ??= JSON.parse(handle.inputSchema(index)))
+      return (inputSchema ??= JSON.parse(schemaJson()))
     },
     set inputSchema(value) {
       inputSchema = value

@@ -1,7 +1,10 @@
 // Store mode listing speed: `listTools()` from the cache of a store with 10 servers of
-// 50 tools each (500 tools), and `listToolsAsync()` with nothing initializing.
+// 50 tools each (500 tools), and `listToolsAsync()` with nothing initializing. Then what a
+// change costs, with two agents of one server each listening: the first `listTools()` of
+// the store view and of an agent view after a change that only a third agent can see, and
+// the time from that change to the store view's onChange listener.
 //
-//   node bench/store.mjs [--servers 10] [--tools 50] [--calls 20000] [--json out.json]
+//   node bench/store.mjs [--servers 10] [--tools 50] [--calls 20000] [--changes 300] [--json out.json]
 //
 // Servers are the Rust reference server (target/release/toolnexus-refserver, built by
 // `cargo build --release -p toolnexus-refserver`) or, without it, the Node fixture server
@@ -19,12 +22,15 @@ const { values: flags } = parseArgs({
     servers: { type: "string", default: "10" },
     tools: { type: "string", default: "50" },
     calls: { type: "string", default: "20000" },
+    changes: { type: "string", default: "300" },
     json: { type: "string" },
   },
 })
 const SERVERS = Number(flags.servers)
 const TOOLS = Number(flags.tools)
 const CALLS = Number(flags.calls)
+const CHANGES = Number(flags.changes)
+const AGENTS = ["a0", "a1"]
 const TARGET_US = 20
 
 function serverEntry() {
@@ -76,7 +82,9 @@ const t0 = performance.now()
 const store = createMcpStore(config)
 const createMs = performance.now() - t0
 try {
-  const listed = await store.listToolsAsync()
+  // On a busy machine ten servers can take longer than one bounded wait.
+  while (store.isInitializing()) await store.waitReady()
+  const listed = store.listTools()
   const readyMs = performance.now() - t0
   const states = Object.values(store.status()).map((s) => s.state)
   if (listed.length !== SERVERS * TOOLS || states.some((s) => s !== "connected")) {
@@ -93,6 +101,40 @@ try {
   const asyncFig = figures(await timeAsync(() => store.listToolsAsync(), CALLS))
   if (store.version !== version) throw new Error("the store changed during the measurement; rerun")
 
+  for (const agent of AGENTS) await store.forAgent(agent).addServers({ own: { command } }).listToolsAsync()
+  // A change only agent "other" can see: one disabled server added, then removed.
+  const other = store.forAgent("other")
+  let flip = false
+  const change = () => {
+    flip = !flip
+    if (flip) other.addServers({ idle: { command, disabled: true } })
+    else other.removeServer("idle")
+  }
+  const agentView = store.forAgent(AGENTS[0])
+  const storeRebuild = new Float64Array(CHANGES)
+  const agentRebuild = new Float64Array(CHANGES)
+  for (let i = 0; i < CHANGES; i++) {
+    change()
+    let t = process.hrtime.bigint()
+    store.listTools()
+    storeRebuild[i] = Number(process.hrtime.bigint() - t) / 1e3
+    t = process.hrtime.bigint()
+    agentView.listTools()
+    agentRebuild[i] = Number(process.hrtime.bigint() - t) / 1e3
+  }
+  // From a change to the store view's listener, with every agent view listening too.
+  for (const agent of AGENTS) store.forAgent(agent).onChange(() => {})
+  let heard
+  store.onChange(() => heard?.())
+  const keepAlive = setInterval(() => {}, 1_000) // change listeners do not keep Node alive
+  const notify = await timeAsync(async () => {
+    const told = new Promise((resolve) => (heard = resolve))
+    change()
+    await told
+  }, CHANGES)
+  clearInterval(keepAlive)
+  const afterChange = { storeView: figures(storeRebuild), agentView: figures(agentRebuild), onChange: figures(notify) }
+
   const us = (x) => `${formatNumber(x)} µs`
   const lines = [
     `store mode listing, ${SERVERS} servers × ${TOOLS} tools = ${listed.length} tools (${kind})`,
@@ -100,12 +142,16 @@ try {
     `  listTools()                          median ${us(sync.median)}   p99 ${us(sync.p99)}   min ${us(sync.min)}   (${CALLS} calls)`,
     `  listToolsAsync(), none initializing  median ${us(asyncFig.median)}   p99 ${us(asyncFig.p99)}   min ${us(asyncFig.min)}   (${CALLS} calls)`,
     `  target: listTools() median under ${TARGET_US} µs (MCPStore quotes 1 ms): ${sync.median < TARGET_US ? "met" : "NOT met"}`,
+    `after a change only agent "other" sees (agents ${AGENTS.join(", ")} have ${TOOLS} tools each), ${CHANGES} changes:`,
+    `  first store.listTools()              median ${us(afterChange.storeView.median)}   p99 ${us(afterChange.storeView.p99)}`,
+    `  first forAgent("${AGENTS[0]}").listTools()     median ${us(afterChange.agentView.median)}   p99 ${us(afterChange.agentView.p99)}`,
+    `  change to store onChange, ${AGENTS.length} agents listening  median ${us(afterChange.onChange.median)}   p99 ${us(afterChange.onChange.p99)}`,
   ]
   console.log(lines.join("\n"))
   if (flags.json) {
     writeFileSync(
       flags.json,
-      JSON.stringify({ servers: SERVERS, toolsPerServer: TOOLS, server: kind, createMs, readyMs, listTools: sync, listToolsAsync: asyncFig, unit: "µs" }, null, 2),
+      JSON.stringify({ servers: SERVERS, toolsPerServer: TOOLS, server: kind, createMs, readyMs, listTools: sync, listToolsAsync: asyncFig, afterChange, unit: "µs" }, null, 2),
     )
   }
 } finally {

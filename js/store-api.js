@@ -3,21 +3,31 @@
 //   GET /for_agent/:id/list_tools
 // Each answers { success, data, metadata: { total_tools, services_count }, message }.
 import http from "node:http"
+import { schemaJson } from "./store.js"
 
 const STORE_TOOLS = /^\/for_store\/list_tools\/?$/
 const AGENT_TOOLS = /^\/for_agent\/([^/]+)\/list_tools\/?$/
 
-/** A store tool in MCPStore's snake_case shape. */
-const entry = (tool) => ({
-  name: tool.name,
-  description: tool.description,
-  service_name: tool.serviceName,
-  client_id: tool.clientId,
-  inputSchema: tool.inputSchema,
-})
+/**
+ * A store tool in MCPStore's snake_case shape, as JSON text. The schema goes in as the
+ * text it was listed as: parsing and re-serialising it would fail on one that nests
+ * deeper than the call stack goes.
+ */
+function entryJson(tool) {
+  const head = JSON.stringify({
+    name: tool.name,
+    description: tool.description,
+    service_name: tool.serviceName,
+    client_id: tool.clientId,
+  })
+  return `${head.slice(0, -1)},"inputSchema":${schemaJson(tool)}}`
+}
 
 function send(res, status, body, headers = {}) {
-  const text = JSON.stringify(body)
+  sendJson(res, status, JSON.stringify(body), headers)
+}
+
+function sendJson(res, status, text, headers = {}) {
   res.writeHead(status, {
     "content-type": "application/json; charset=utf-8",
     "content-length": Buffer.byteLength(text),
@@ -29,18 +39,16 @@ function send(res, status, body, headers = {}) {
 
 const failure = (message) => ({ success: false, data: null, message })
 
+/** The listing's JSON text: `{ success, data, metadata, message }`. */
 async function listing(view, agent) {
   const tools = await view.listToolsAsync()
   const services = new Set(tools.map((t) => t.serviceName)).size
-  return {
-    success: true,
-    data: tools.map(entry),
-    metadata: { total_tools: tools.length, services_count: services },
-    message:
-      // MCPStore's wording, unpluralized on purpose: dashboards written for it may match it.
-      `Retrieved ${tools.length} tools from ${services} services` +
-      (agent === undefined ? "" : ` for agent '${agent}'`),
-  }
+  const metadata = { total_tools: tools.length, services_count: services }
+  const message =
+    // MCPStore's wording, unpluralized on purpose: dashboards written for it may match it.
+    `Retrieved ${tools.length} tools from ${services} services` + (agent === undefined ? "" : ` for agent '${agent}'`)
+  const data = tools.map(entryJson).join(",")
+  return `{"success":true,"data":[${data}],"metadata":${JSON.stringify(metadata)},"message":${JSON.stringify(message)}}`
 }
 
 async function handle(store, req, res) {
@@ -66,7 +74,7 @@ async function handle(store, req, res) {
   }
   const view = agent === undefined ? store.forStore() : store.forAgent(agent)
   try {
-    return send(res, 200, await listing(view, agent))
+    return sendJson(res, 200, await listing(view, agent))
   } catch (error) {
     return send(res, 500, failure(String(error?.message ?? error)))
   }

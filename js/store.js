@@ -1,7 +1,8 @@
 // Store mode: a long-lived set of MCP servers, connected in the background, listed from
 // memory and kept current. The native `NativeStore` owns every connection, state and
-// restart; this layer turns its JSON into frozen objects once per change (keyed on the
-// store's version counter), so listing again costs a counter read and an array copy.
+// restart; this layer turns its answers into frozen objects once per change of a view
+// (keyed on the view's revision, which moves only with changes the view can see), so
+// listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
 import { cancellableCall, runToolCall } from "./call.js"
 
@@ -10,13 +11,47 @@ const STORE = Symbol("store view")
 const configSource = (input) =>
   typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
 
-/** Freezes `value` and everything reachable from it (plain JSON data only). */
-function deepFreeze(value) {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+/**
+ * Freezes `root` and everything reachable from it (plain JSON data only). Iterative: a
+ * schema may nest deeper than the call stack goes.
+ */
+function deepFreeze(root) {
+  const pending = [root]
+  while (pending.length > 0) {
+    const value = pending.pop()
+    if (value === null || typeof value !== "object" || Object.isFrozen(value)) continue
     Object.freeze(value)
-    for (const key of Object.keys(value)) deepFreeze(value[key])
+    for (const key of Object.keys(value)) pending.push(value[key])
   }
-  return value
+  return root
+}
+
+// The JSON text of each listed entry's schema, for serialising it without parsing it.
+const schemaTexts = new WeakMap()
+
+/** The JSON text of `tool.inputSchema`: as listed for store entries, else stringified. */
+export function schemaJson(tool) {
+  return schemaTexts.get(tool) ?? JSON.stringify(tool.inputSchema)
+}
+
+/**
+ * A frozen StoreToolInfo whose schema is parsed (and frozen) when first read: most of a
+ * large listing never is, and a schema nested too deep to walk recursively costs nothing
+ * until then. The getter is enumerable, so spreading and JSON.stringify see the schema.
+ */
+function storeInfo(name, description, schemaText, serviceName, clientId) {
+  let schema
+  const info = Object.freeze({
+    name,
+    description,
+    get inputSchema() {
+      return (schema ??= deepFreeze(JSON.parse(schemaText)))
+    },
+    serviceName,
+    clientId,
+  })
+  schemaTexts.set(info, schemaText)
+  return info
 }
 
 const storeOptions = (opts) => {
@@ -40,9 +75,9 @@ class View {
   #store
   #native
   #agent
-  // Caches, each valid while `native.version()` equals its `version`.
-  #list = { version: -1, infos: [], tools: undefined }
-  #status = { version: -1, value: undefined }
+  // Caches, each valid while the view's revision equals theirs.
+  #list = { revision: -1, infos: [], tools: undefined }
+  #status = { revision: -1, value: undefined }
 
   constructor(store, nativeStore, agent) {
     this.#store = store
@@ -55,19 +90,24 @@ class View {
     return this.#agent
   }
 
+  /** The store version of the latest change this view can see. */
+  _revision() {
+    return this.#native.revision(this.#agent)
+  }
+
   #current() {
-    const version = this.#native.version()
+    const revision = this._revision()
     const list = this.#list
-    if (list.version === version) return list
+    if (list.revision === revision) return list
     const raw = JSON.parse(this.#native.listTools(this.#agent))
     const infos = new Array(raw.length)
     const targets = new Array(raw.length)
     for (let i = 0; i < raw.length; i++) {
       const { name, description, inputSchema, serviceName, clientId, tool } = raw[i]
-      infos[i] = deepFreeze({ name, description: description ?? "", inputSchema, serviceName, clientId })
+      infos[i] = storeInfo(name, description ?? "", inputSchema, serviceName, clientId)
       targets[i] = tool
     }
-    this.#list = { version, infos, targets, tools: undefined }
+    this.#list = { revision, infos, targets, tools: undefined }
     return this.#list
   }
 
@@ -109,9 +149,9 @@ class View {
 
   /** Per service of this view: state, last error, tool count, connect time, restarts, client id. */
   status() {
-    const version = this.#native.version()
-    if (this.#status.version !== version) {
-      this.#status = { version, value: deepFreeze(JSON.parse(this.#native.status(this.#agent))) }
+    const revision = this._revision()
+    if (this.#status.revision !== revision) {
+      this.#status = { revision, value: statusObject(this.#native.status(this.#agent)) }
     }
     return this.#status.value
   }
@@ -154,13 +194,8 @@ class View {
     return (this.#store ?? this)[STORE].subscribe(this, listener)
   }
 
-  /** A fingerprint of what this view shows, to tell an agent's listeners only of its own changes. */
-  _fingerprint() {
-    return this.#native.listTools(this.#agent) + "\u0000" + this.#native.status(this.#agent)
-  }
-
   #tool(info, target) {
-    const { name, description, inputSchema, serviceName, clientId } = info
+    const { name, description, serviceName, clientId } = info
     const nativeStore = this.#native
     const agent = this.#agent
     const metadata = Object.freeze({ server: serviceName, clientId })
@@ -168,7 +203,9 @@ class View {
     return Object.freeze({
       name,
       description,
-      inputSchema,
+      get inputSchema() {
+        return info.inputSchema
+      },
       source: "mcp",
       serviceName,
       clientId,
@@ -186,6 +223,25 @@ class View {
 }
 
 /**
+ * The status of a view's services, keyed on their names, from the native list in view
+ * order. Keys follow JavaScript's property order: integer-like names ("1", "42") come
+ * first in ascending order, then the others in view order.
+ */
+function statusObject(entries) {
+  const status = {}
+  for (const { name, state, lastError, toolCount, connectedAt, restarts, clientId } of entries) {
+    const entry = { state }
+    if (lastError != null) entry.lastError = lastError
+    entry.toolCount = toolCount
+    if (connectedAt != null) entry.connectedAt = connectedAt
+    entry.restarts = restarts
+    entry.clientId = clientId
+    status[name] = Object.freeze(entry)
+  }
+  return Object.freeze(status)
+}
+
+/**
  * Registers `listeners` with the native store. The native side holds the callback through
  * a threadsafe function, a GC root for as long as the store lives, so the callback reaches
  * `listeners` (and through them the store) only weakly, from a scope that holds nothing
@@ -199,7 +255,7 @@ function listenWeakly(nativeStore, listeners) {
 /** Change listeners: one native listener, registered on the first `onChange`. */
 class Listeners {
   #native
-  #entries = new Set() // { view, listener, last }
+  #entries = new Set() // { view, listener, revision }
   #registered = false
 
   constructor(nativeStore) {
@@ -207,7 +263,7 @@ class Listeners {
   }
 
   subscribe(view, listener) {
-    const entry = { view, listener, last: view.agentId === null ? undefined : view._fingerprint() }
+    const entry = { view, listener, revision: view._revision() }
     this.#entries.add(entry)
     if (!this.#registered) {
       this.#registered = true
@@ -221,15 +277,11 @@ class Listeners {
   fire(version) {
     for (const entry of [...this.#entries]) {
       if (!this.#entries.has(entry)) continue
+      // The store view sees every change; an agent view only those of its own services.
       if (entry.view.agentId !== null) {
-        let now
-        try {
-          now = entry.view._fingerprint()
-        } catch {
-          continue
-        }
-        if (now === entry.last) continue
-        entry.last = now
+        const revision = entry.view._revision()
+        if (revision === entry.revision) continue
+        entry.revision = revision
       }
       try {
         entry.listener(version)

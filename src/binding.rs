@@ -108,8 +108,8 @@ pub fn list_mcp_tools<'env>(
 #[napi]
 pub struct McpInventoryHandle {
     summary: String,
-    /// Every tool's schema as listed, servers in order.
-    schemas: Vec<Box<RawValue>>,
+    /// Per connected server, its tools' schemas as listed, in listing order.
+    schemas: Vec<(String, Vec<Box<RawValue>>)>,
 }
 
 /// A tool without its schema: `{ name, description }`.
@@ -142,10 +142,13 @@ impl McpInventoryHandle {
             status: &inventory.status,
             failures: &inventory.failures,
         })?;
-        let schemas = inventory.tools.into_iter().flat_map(|(_, listed)| listed);
+        let schemas = inventory
+            .tools
+            .into_iter()
+            .map(|(server, listed)| (server, listed.into_iter().map(|t| t.input_schema).collect()));
         Ok(McpInventoryHandle {
             summary,
-            schemas: schemas.map(|t| t.input_schema).collect(),
+            schemas: schemas.collect(),
         })
     }
 }
@@ -158,13 +161,16 @@ impl McpInventoryHandle {
         self.summary.clone()
     }
 
-    /// Tool number `index` (counting through the servers in order), its schema normalised.
+    /// The schema of tool number `index` of `server`, normalised. Keyed on the server's
+    /// name, not on a position among servers: JS walks `tools` in its own key order.
     #[napi(catch_unwind)]
-    pub fn input_schema(&self, index: u32) -> Result<String> {
+    pub fn input_schema(&self, server: String, index: u32) -> Result<String> {
         let schema = self
             .schemas
-            .get(index as usize)
-            .ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+            .iter()
+            .find(|(name, _)| *name == server)
+            .and_then(|(_, schemas)| schemas.get(index as usize))
+            .ok_or_else(|| Error::from_reason(format!("no tool number {index} of \"{server}\"")))?;
         Ok(normalize_schema(schema, false))
     }
 }

@@ -1,7 +1,10 @@
 //! Store mode: a long-lived registry of servers. Each server has a supervisor task that
 //! connects, keeps its tool list current (`notifications/tools/list_changed`) and
 //! reconnects with exponential backoff when the server goes away. Listing answers from
-//! memory; every change bumps a version counter, so a host can cache by version.
+//! memory. Every change bumps the store's version and stamps what changed with it: the
+//! service's state, or the membership of the views a service joined or left. A view's
+//! revision is the newest stamp it can see, so a host caches each view by its revision and
+//! is told of a change only where it shows.
 //!
 //! Servers belong to the store itself or to an agent. An agent sees only its own, under
 //! their local names; the store view sees all, agents' services under a global name.
@@ -9,17 +12,19 @@
 mod clock;
 mod supervisor;
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
 use crate::inventory::in_parallel;
-use crate::listed_tool::{ListedTool, normalize_schema, raw_json};
+use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{CallOptions, Hooks, Session};
 use crate::tool_result::ToolOutput;
 
@@ -51,8 +56,7 @@ impl Default for StoreOptions {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Phase {
     Initializing,
     Connected,
@@ -62,7 +66,7 @@ pub enum Phase {
 }
 
 impl Phase {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Phase::Initializing => "initializing",
             Phase::Connected => "connected",
@@ -80,6 +84,8 @@ struct State {
     tools: Arc<Vec<ListedTool>>,
     connected_at: Option<SystemTime>,
     restarts: u32,
+    /// The store version of this state's latest change.
+    revision: u64,
 }
 
 /// One configured server and what its supervisor knows of it.
@@ -112,27 +118,65 @@ impl Service {
             None => format!("{STORE_CLIENT}:{}", self.local),
         }
     }
-
-    fn update(&self, change: impl FnOnce(&mut State)) {
-        self.state.send_modify(change);
-    }
 }
 
 struct Inner {
     services: RwLock<Vec<Arc<Service>>>,
+    /// Per agent, the store version at the latest addition or removal of one of its
+    /// services. The store view needs none: it sees every change, so its revision is
+    /// the version itself.
+    membership: Mutex<HashMap<String, u64>>,
     version: watch::Sender<u64>,
     hooks: Hooks,
     options: StoreOptions,
 }
 
 impl Inner {
-    fn bump(&self) {
-        self.version.send_modify(|v| *v += 1);
+    /// Applies `change` to the state of `service`, stamped with the next version, and only
+    /// then tells the store's listeners: a listener always sees the change it is told of.
+    fn change(&self, service: &Service, change: impl FnOnce(&mut State)) {
+        self.version.send_modify(|version| {
+            *version += 1;
+            service.state.send_modify(|state| {
+                change(state);
+                state.revision = *version;
+            });
+        });
+    }
+
+    /// Stamps with the next version the membership of `views`: a service was added to or
+    /// removed from them. Then tells the store's listeners.
+    fn membership_changed(&self, views: Members<'_>) {
+        self.version.send_modify(|version| {
+            *version += 1;
+            let mut membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+            match views {
+                Members::Of(None) => {}
+                Members::Of(Some(agent)) => {
+                    membership.insert(agent.to_owned(), *version);
+                }
+                Members::All => membership.values_mut().for_each(|v| *v = *version),
+            }
+        });
+    }
+
+    fn membership_revision(&self, agent: &str) -> u64 {
+        let membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        membership.get(agent).copied().unwrap_or(0)
     }
 
     fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
         self.services.read().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+#[derive(Clone, Copy)]
+enum Members<'a> {
+    /// The views that see the services of one agent (`None`: of the store itself): the
+    /// store view, and the agent's own.
+    Of(Option<&'a str>),
+    /// Every view.
+    All,
 }
 
 /// The store. Dropping it stops every supervisor; `close` also waits for them.
@@ -146,7 +190,8 @@ pub struct Store {
 pub struct StoreToolInfo {
     pub name: String,
     pub description: String,
-    #[serde(serialize_with = "raw_json")]
+    /// The normalised schema as JSON text, sent as a string: a host parses it only when
+    /// it is read, however deep it nests.
     pub input_schema: String,
     pub service_name: String,
     pub client_id: String,
@@ -154,14 +199,11 @@ pub struct StoreToolInfo {
     pub tool: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone)]
 pub struct ServiceStatus {
     pub state: Phase,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
     pub tool_count: usize,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub connected_at: Option<String>,
     pub restarts: u32,
     pub client_id: String,
@@ -174,6 +216,7 @@ impl Store {
         let store = Store {
             inner: Arc::new(Inner {
                 services: RwLock::new(Vec::new()),
+                membership: Mutex::default(),
                 version: watch::Sender::new(0),
                 hooks,
                 options,
@@ -185,6 +228,7 @@ impl Store {
 
     /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent.
     pub fn add_servers(&self, agent: Option<&str>, config: McpConfig) {
+        let added = !config.servers.is_empty();
         for entry in config.servers {
             self.remove_server(agent, &entry.name);
             let service = self.register(agent, &entry.name, &entry.state);
@@ -193,7 +237,9 @@ impl Store {
                 *service.supervisor.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
             }
         }
-        self.inner.bump();
+        if added {
+            self.inner.membership_changed(Members::Of(agent));
+        }
     }
 
     fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
@@ -229,6 +275,7 @@ impl Store {
                 tools: Arc::default(),
                 connected_at: None,
                 restarts: 0,
+                revision: 0,
             }),
             session: watch::Sender::new(None),
             stop: CancellationToken::new(),
@@ -254,7 +301,7 @@ impl Store {
         match removed {
             Some(service) => {
                 service.stop.cancel();
-                self.inner.bump();
+                self.inner.membership_changed(Members::Of(agent));
                 true
             }
             None => false,
@@ -264,6 +311,21 @@ impl Store {
     /// Changes with every change to any server's state or tools.
     pub fn version(&self) -> u64 {
         *self.inner.version.borrow()
+    }
+
+    /// The store version of the latest change a view can see: its membership or the state
+    /// of one of its services. It changes exactly when the view's tools or status may have.
+    pub fn revision(&self, agent: Option<&str>) -> u64 {
+        let Some(agent) = agent else {
+            return self.version();
+        };
+        let services = self.inner.services();
+        let own = services
+            .iter()
+            .filter(|s| s.agent.as_deref() == Some(agent));
+        let newest = own.map(|s| s.state.borrow().revision).max();
+        let membership = self.inner.membership_revision(agent);
+        newest.map_or(membership, |newest| newest.max(membership))
     }
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
@@ -290,7 +352,7 @@ impl Store {
                 tools.push(StoreToolInfo {
                     name: format!("{prefix}_{}", sanitize(&tool.name)),
                     description: tool.description.clone().unwrap_or_default(),
-                    input_schema: normalize_schema(&tool.input_schema, false),
+                    input_schema: tool.input_schema.get().to_owned(),
                     service_name: service_name.to_owned(),
                     client_id: service.client_id(),
                     tool: tool.name.to_string(),
@@ -430,7 +492,7 @@ impl Store {
                 let _ = task.await;
             }
         }
-        self.inner.bump();
+        self.inner.membership_changed(Members::All);
     }
 }
 
@@ -440,6 +502,19 @@ impl Drop for Store {
             service.stop.cancel();
         }
     }
+}
+
+/// Tools as the store keeps them: each schema normalised once, when it is listed, not
+/// on every listing.
+fn normalized(mut tools: Vec<ListedTool>) -> Arc<Vec<ListedTool>> {
+    for tool in &mut tools {
+        let schema = normalize_schema(&tool.input_schema, false);
+        // Always JSON: normalising writes an object of the members it read.
+        if let Ok(schema) = RawValue::from_string(schema) {
+            tool.input_schema = schema;
+        }
+    }
+    Arc::new(tools)
 }
 
 /// A store-level service keeps its name; an agent's is `<local>by<agent>`, sanitized.
@@ -457,4 +532,56 @@ fn unique_global_name(services: &[Arc<Service>], agent: Option<&str>, local: &st
         .map(|n| format!("{base}_{n}"))
         .find(|name| !taken(name))
         .expect("an unbounded range")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Disabled servers: registered, never started.
+    fn disabled(names: &[&str]) -> McpConfig {
+        let entry = serde_json::json!({ "command": ["x"], "disabled": true });
+        let map = names.iter().map(|name| (name.to_string(), entry.clone()));
+        McpConfig::from_server_map(map.collect())
+    }
+
+    #[tokio::test]
+    async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
+        let store = Store::new(disabled(&["s"]), Hooks::default(), StoreOptions::default());
+        let (whole, a) = (store.revision(None), store.revision(Some("a")));
+        assert_eq!(a, 0, "an agent with no services has never changed");
+
+        store.add_servers(Some("b"), disabled(&["x"]));
+        assert_eq!(store.revision(Some("a")), a, "agent b's addition");
+        assert!(
+            store.revision(None) > whole,
+            "the store view sees every addition"
+        );
+
+        store.add_servers(Some("a"), disabled(&["y"]));
+        let a = store.revision(Some("a"));
+        assert_eq!(a, store.version());
+        assert!(store.remove_server(Some("b"), "x"));
+        assert_eq!(store.revision(Some("a")), a, "agent b's removal");
+
+        let y = store.find(Some("a"), "y").expect("agent a's service");
+        store.inner.change(&y, |s| s.restarts += 1);
+        let a = store.revision(Some("a"));
+        assert_eq!(
+            a,
+            store.version(),
+            "a state change is stamped with the version it makes"
+        );
+
+        assert!(store.remove_server(Some("a"), "y"));
+        assert!(
+            store.revision(Some("a")) > a,
+            "emptied by a removal, the view still moved"
+        );
+        store.add_servers(Some("a"), disabled(&["z"]));
+        let a = store.revision(Some("a"));
+        store.close().await;
+        assert!(store.revision(Some("a")) > a, "closing empties every view");
+        assert_eq!(store.revision(None), store.version());
+    }
 }

@@ -12,7 +12,7 @@ use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_c
 use crate::config::McpConfig;
 use crate::duration;
 use crate::session::Hooks;
-use crate::store::{Store, StoreOptions};
+use crate::store::{ServiceStatus, Store, StoreOptions};
 
 /// Store options in milliseconds; every field is optional.
 #[napi(object)]
@@ -36,6 +36,33 @@ impl From<NativeStoreOptions> for StoreOptions {
             max_restarts: js.max_restarts.unwrap_or(defaults.max_restarts),
             backoff: ms(js.backoff_ms, defaults.backoff),
             backoff_max: ms(js.backoff_max_ms, defaults.backoff_max),
+        }
+    }
+}
+
+/// One service's status, as `status()` lists them in the view's order.
+#[napi(object)]
+pub struct ServiceStatusEntry {
+    /// The service's name in the view.
+    pub name: String,
+    pub state: String,
+    pub last_error: Option<String>,
+    pub tool_count: u32,
+    pub connected_at: Option<String>,
+    pub restarts: u32,
+    pub client_id: String,
+}
+
+impl ServiceStatusEntry {
+    fn new(name: String, status: ServiceStatus) -> Self {
+        ServiceStatusEntry {
+            name,
+            state: status.state.as_str().to_owned(),
+            last_error: status.last_error,
+            tool_count: u32::try_from(status.tool_count).unwrap_or(u32::MAX),
+            connected_at: status.connected_at,
+            restarts: status.restarts,
+            client_id: status.client_id,
         }
     }
 }
@@ -73,22 +100,27 @@ impl NativeStore {
         self.store.version() as f64
     }
 
-    /// The view's tools as JSON: `[{ name, description, inputSchema, serviceName, clientId, tool }]`.
+    /// The store version of the latest change the view can see (`agent` null: the store
+    /// view); its listing and status stand while it does.
+    #[napi(catch_unwind)]
+    pub fn revision(&self, agent: Option<String>) -> f64 {
+        self.store.revision(agent.as_deref()) as f64
+    }
+
+    /// The view's tools as JSON: `[{ name, description, inputSchema, serviceName, clientId, tool }]`,
+    /// each `inputSchema` the schema's JSON text as a string.
     #[napi(catch_unwind)]
     pub fn list_tools(&self, agent: Option<String>) -> Result<String> {
         to_json(&self.store.list_tools(agent.as_deref()))
     }
 
-    /// `{ [serviceName]: { state, lastError?, toolCount, connectedAt?, restarts, clientId } }`.
+    /// Every service of the view, in its order.
     #[napi(catch_unwind)]
-    pub fn status(&self, agent: Option<String>) -> Result<String> {
-        let status: Map<String, Value> = self
-            .store
-            .status(agent.as_deref())
-            .into_iter()
-            .map(|(name, status)| (name, serde_json::to_value(status).unwrap_or_default()))
-            .collect();
-        to_json(&status)
+    pub fn status(&self, agent: Option<String>) -> Vec<ServiceStatusEntry> {
+        let status = self.store.status(agent.as_deref()).into_iter();
+        status
+            .map(|(name, status)| ServiceStatusEntry::new(name, status))
+            .collect()
     }
 
     #[napi(catch_unwind)]

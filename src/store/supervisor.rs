@@ -9,7 +9,7 @@ use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
 use crate::session::{Failure, Session};
 
-use super::{Inner, Phase, Service};
+use super::{Inner, Phase, Service, normalized};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
     let options = &inner.options;
@@ -23,18 +23,17 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
             Err(Failure::Reason(reason)) if !connected_once => {
                 return fail(&inner, &service, reason);
             }
-            Err(Failure::Reason(reason)) => service.update(|s| s.last_error = Some(reason)),
+            Err(Failure::Reason(reason)) => inner.change(&service, |s| s.last_error = Some(reason)),
             Ok((session, tools)) => {
                 connected_once = true;
                 let session = Arc::new(session);
                 let since = Instant::now();
-                service.update(|s| {
+                service.session.send_replace(Some(session.clone()));
+                inner.change(&service, |s| {
                     s.phase = Phase::Connected;
-                    s.tools = Arc::new(tools);
+                    s.tools = normalized(tools);
                     s.connected_at = Some(SystemTime::now());
                 });
-                service.session.send_replace(Some(session.clone()));
-                inner.bump();
                 let ended = watch(&inner, &service, &session).await;
                 service.session.send_replace(None);
                 let Some(reason) = ended else {
@@ -42,7 +41,7 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                     return;
                 };
                 session.kill().await;
-                service.update(|s| s.last_error = Some(reason));
+                inner.change(&service, |s| s.last_error = Some(reason));
                 // Only a connection that held for a while earns a fresh set of attempts;
                 // otherwise a server that crashes on every start would restart forever.
                 if since.elapsed() > options.backoff_max {
@@ -64,11 +63,10 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 format!("gave up after {} restarts: {reason}", options.max_restarts),
             );
         }
-        service.update(|s| {
+        inner.change(&service, |s| {
             s.phase = Phase::Reconnecting;
             s.restarts += 1;
         });
-        inner.bump();
         tokio::select! {
             _ = tokio::time::sleep(backoff(&options.backoff, options.backoff_max, failures)) => {}
             _ = service.stop.cancelled() => return,
@@ -77,12 +75,11 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
 }
 
 fn fail(inner: &Inner, service: &Service, reason: String) {
-    service.update(|s| {
+    inner.change(service, |s| {
         s.phase = Phase::Failed;
         s.last_error = Some(reason);
         s.tools = Arc::default();
     });
-    inner.bump();
 }
 
 /// Follows a connected session until it ends (`Some(why)`) or the service is stopped
@@ -96,18 +93,14 @@ async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<St
             reason = session.ended() => return Some(reason),
             // rmcp already re-established the session; count it as the restart it is.
             Ok(()) = reinitialized.changed() => {
-                service.update(|s| {
+                inner.change(service, |s| {
                     s.restarts += 1;
                     s.last_error = Some("the HTTP session expired; re-established".into());
                     s.connected_at = Some(SystemTime::now());
                 });
-                inner.bump();
             }
             Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
-                Ok(tools) => {
-                    service.update(|s| s.tools = Arc::new(tools));
-                    inner.bump();
-                }
+                Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
                 Err(Failure::Aborted) => return None,
                 Err(Failure::Reason(reason)) => return Some(reason),
             },
