@@ -59,11 +59,23 @@ export interface ToolContext {
 
 /** A callable tool, from an MCP server (`source: "mcp"`) or {@link defineTool} (`source: "native"`). */
 export interface Tool {
-  /** For MCP tools: `sanitize(server) + "_" + sanitize(tool)`. */
+  /**
+   * For MCP tools: `sanitize(server) + "_" + sanitize(tool)` when that is at most 64
+   * characters and no other tool of the same source (or store view) gets it; otherwise a
+   * shortened name of at most 64 characters of `[a-zA-Z0-9_-]`, made unique and stable
+   * with a hash of the original names (see "Tool names" in the README). Every LLM
+   * provider accepts it.
+   */
   name: string
   description: string
   inputSchema: JSONSchema
   source: "mcp" | "native" | (string & {})
+  /**
+   * MCP tools only: the configured server name (in a store view, the service as the view
+   * names it) and the tool's name as its server lists it, for hosts that display them.
+   * Frozen, and not enumerable: `Object.keys(tool)` and `JSON.stringify` leave it out.
+   */
+  readonly metadata?: { readonly server: string; readonly tool: string; readonly clientId?: string }
   /** Runs the tool. Never rejects: transport failures, timeouts and aborts become `isError` results. */
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
 }
@@ -280,7 +292,8 @@ export interface McpStoreOptions {
 export interface StoreToolInfo {
   /**
    * `sanitize(serviceName) + "_" + sanitize(tool)`, where `tool` is the server's own name
-   * for it. Unique within a view.
+   * for it, when that fits in 64 characters and is unique within the view; otherwise
+   * shortened and hashed as {@link Tool.name} says. Unique within a view.
    */
   readonly name: string
   readonly description: string

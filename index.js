@@ -3,7 +3,7 @@
 // Tool objects. Everything MCP happens in Rust.
 import * as native from "./binding.js"
 
-import { callQueue, runToolCall } from "./js/call.js"
+import { callQueue, runToolCall, withOrigin } from "./js/call.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -101,8 +101,8 @@ function bridgeOnLog(onLog) {
 
 function mcpTool(handle, calls, tool, index) {
   const metadata = { server: tool.server }
-  const toolName = () => handle.toolName(index)
-  return described(tool, handle, index, {
+  const toolName = () => tool.tool
+  const handleTool = described(tool, handle, index, {
     source: "mcp",
     execute: (args, ctx) =>
       runToolCall(metadata, ctx, toolName, (timeout, onProgress) => {
@@ -110,6 +110,7 @@ function mcpTool(handle, calls, tool, index) {
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),
   })
+  return withOrigin(handleTool, { server: tool.server, tool: tool.tool })
 }
 
 /**

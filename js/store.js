@@ -3,7 +3,7 @@
 // restart; this layer turns its JSON into frozen objects once per change (keyed on the
 // store's version counter), so listing again costs a counter read and an array copy.
 import * as native from "../binding.js"
-import { cancellableCall, runToolCall } from "./call.js"
+import { cancellableCall, runToolCall, withOrigin } from "./call.js"
 
 const STORE = Symbol("store view")
 
@@ -165,7 +165,7 @@ class View {
     const agent = this.#agent
     const metadata = Object.freeze({ server: serviceName, clientId })
     const toolName = () => target
-    return Object.freeze({
+    const tool = {
       name,
       description,
       inputSchema,
@@ -181,7 +181,8 @@ class View {
             nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress),
           ),
         ),
-    })
+    }
+    return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
   }
 }
 

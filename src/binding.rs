@@ -258,6 +258,8 @@ struct ToolView<'a> {
     name: &'a str,
     description: &'a str,
     server: &'a str,
+    /// The name the server lists it under.
+    tool: &'a str,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
@@ -267,6 +269,7 @@ fn summary_json(source: &Source) -> Result<String> {
         name: &t.name,
         description: t.listed.description.as_deref().unwrap_or_default(),
         server: source.sessions[t.server].name(),
+        tool: &t.listed.name,
     });
     to_json(&Summary {
         tools: tools.collect(),
@@ -360,7 +363,7 @@ pub(crate) type OnProgress =
 
 #[napi]
 impl McpSourceHandle {
-    /// `{ tools: [{ name, description, server }], status, failures, warnings }`, serialised
+    /// `{ tools: [{ name, description, server, tool }], status, failures, warnings }`, serialised
     /// once when the load finished. Schemas are left out: see `inputSchema`.
     #[napi]
     pub fn summary(&self) -> String {
@@ -394,12 +397,6 @@ impl McpSourceHandle {
     #[napi]
     pub fn input_schema(&self, index: u32) -> Result<String> {
         Ok(self.tool(index)?.input_schema())
-    }
-
-    /// Tool number `index`'s name as its server knows it, for a call that never starts.
-    #[napi]
-    pub fn tool_name(&self, index: u32) -> Result<String> {
-        Ok(self.tool(index)?.listed.name.clone())
     }
 
     fn tool(&self, index: u32) -> Result<&SourceTool> {

@@ -2,16 +2,16 @@
 //! `loadMcp` (keep the sessions, expose filtered, namespaced tools) and `listMcpTools`
 //! (close everything, report the unfiltered tools).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
+use crate::config::{McpConfig, ServerState, ToolFilter};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{Failure, Hooks, Session};
+use crate::tool_names;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -181,7 +181,7 @@ fn record_status(
     }
 }
 
-/// A tool of a loaded source: the namespaced name plus how to reach it.
+/// A tool of a loaded source: its provider-safe name plus how to reach it.
 pub struct SourceTool {
     pub name: String,
     /// As the server listed it.
@@ -202,8 +202,7 @@ pub struct Source {
     pub tools: Vec<SourceTool>,
     pub status: Map<String, Value>,
     pub failures: Vec<String>,
-    /// What fails nothing but deserves a line: allowlist names that match no tool, and
-    /// tool names given to more than one tool.
+    /// What fails nothing but deserves a line: allowlist names that match no tool.
     pub warnings: Vec<String>,
 }
 
@@ -241,45 +240,30 @@ pub async fn load_source(
             ));
         }
         let server = source.sessions.len();
-        let prefix = sanitize(&outcome.name);
         for listed in tools.into_iter().filter(|t| filter.allows(&t.name)) {
-            let name = format!("{prefix}_{}", sanitize(&listed.name));
             source.tools.push(SourceTool {
-                name,
+                name: String::new(),
                 listed,
                 server,
             });
         }
         source.sessions.push(Arc::new(session));
     }
-    source.warn_of_shared_names();
+    source.name_tools();
     Ok(source)
 }
 
 impl Source {
-    /// Sanitizing can give two tools one name ("a.b" and "a_b", or server "a_b"'s "c" and
-    /// server "a"'s "b_c"); both are kept and callable, but hosts that key tools by name
-    /// would lose one, so each shared name gets a warning.
-    fn warn_of_shared_names(&mut self) {
-        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (index, tool) in self.tools.iter().enumerate() {
-            by_name.entry(&tool.name).or_default().push(index);
-        }
-        let mut shared: Vec<_> = by_name.into_iter().filter(|(_, i)| i.len() > 1).collect();
-        shared.sort_by_key(|(_, indices)| indices[0]);
-        for (name, indices) in shared {
-            let owners: Vec<_> = indices
-                .iter()
-                .map(|&i| {
-                    let tool = &self.tools[i];
-                    let server = self.sessions[tool.server].name();
-                    format!("\"{}\" of MCP server \"{server}\"", tool.listed.name)
-                })
-                .collect();
-            self.warnings.push(format!(
-                "the tool name \"{name}\" is given to {}; use \"tools\" to keep one",
-                owners.join(" and ")
-            ));
+    /// Gives every tool its provider-safe name, unique within the source.
+    fn name_tools(&mut self) {
+        let sessions = &self.sessions;
+        let pairs = self
+            .tools
+            .iter()
+            .map(|t| (sessions[t.server].name(), t.listed.name.as_str()));
+        let names = tool_names::assign(pairs);
+        for (tool, name) in self.tools.iter_mut().zip(names) {
+            tool.name = name;
         }
     }
 

@@ -8,6 +8,7 @@ pub mod inventory;
 pub mod listed_tool;
 pub mod session;
 pub mod store;
+pub mod tool_names;
 pub mod tool_result;
 pub mod transport;
 

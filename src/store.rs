@@ -21,6 +21,7 @@ use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sani
 use crate::inventory::in_parallel;
 use crate::listed_tool::{ListedTool, normalize_schema, raw_json};
 use crate::session::{CallOptions, Hooks, Session};
+use crate::tool_names;
 use crate::tool_result::ToolOutput;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
@@ -278,11 +279,10 @@ impl Store {
         let mut tools = Vec::new();
         for service in self.view(agent) {
             let service_name = service.view_name(agent);
-            let prefix = sanitize(service_name);
             let state = service.state.borrow();
             for tool in state.tools.iter() {
                 tools.push(StoreToolInfo {
-                    name: format!("{prefix}_{}", sanitize(&tool.name)),
+                    name: String::new(),
                     description: tool.description.clone().unwrap_or_default(),
                     input_schema: normalize_schema(&tool.input_schema, false),
                     service_name: service_name.to_owned(),
@@ -290,6 +290,14 @@ impl Store {
                     tool: tool.name.to_string(),
                 });
             }
+        }
+        let names = tool_names::assign(
+            tools
+                .iter()
+                .map(|t| (t.service_name.as_str(), t.tool.as_str())),
+        );
+        for (tool, name) in tools.iter_mut().zip(names) {
+            tool.name = name;
         }
         tools
     }
