@@ -87,12 +87,27 @@ export interface ToolInfo {
   inputSchema: JSONSchema
 }
 
+/** What {@link listMcpTools} reports of one server, for doctors such as `toolnexus list`. */
+export interface McpServerReport {
+  status: McpStatus
+  /** The protocol version the server answered `initialize` with (connected servers). */
+  protocolVersion?: string
+  /** Milliseconds from starting it to its tools listed, or to its failure (absent when nothing was started). */
+  connectMs?: number
+  /** How many tools it listed (connected servers). */
+  toolCount?: number
+  /** Why it failed, in full. */
+  error?: string
+}
+
 /** What {@link listMcpTools} found. */
 export interface McpInventory {
   /** Per connected server, its unfiltered tools in listing order. Failed and disabled servers have no entry. */
   tools: Record<string, ToolInfo[]>
   /** An entry for every configured server, in config order. */
   status: Record<string, McpStatus>
+  /** An entry for every configured server, in config order: its status and what is known of how it came up. */
+  servers: Record<string, McpServerReport>
 }
 
 /** Live connections made by {@link loadMcp}. */
@@ -331,6 +346,8 @@ export interface StoreServerStatus {
   readonly restarts: number
   /** As in {@link StoreToolInfo.clientId}. */
   readonly clientId: string
+  /** The protocol version the server answered `initialize` with, while it is connected. */
+  readonly protocolVersion?: string
 }
 
 /** A {@link Tool} of a store view, with the service it belongs to. */

@@ -43,13 +43,13 @@ export async function listMcpTools(input, opts) {
   const handle = await withSignal(opts?.signal, (canceller) =>
     native.listMcpTools(configSource(input), canceller),
   )
-  const { tools, status, failures } = JSON.parse(handle.summary())
+  const { tools, status, servers, failures } = JSON.parse(handle.summary())
   report(failures)
   let index = 0
   for (const list of Object.values(tools)) {
     for (let i = 0; i < list.length; i++) list[i] = described(list[i], handle, index++)
   }
-  return { tools, status }
+  return { tools, status, servers }
 }
 
 export async function loadMcp(input, opts) {

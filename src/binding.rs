@@ -122,6 +122,7 @@ impl McpInventoryHandle {
         struct Summary<'a> {
             tools: Map<String, Value>,
             status: &'a Map<String, Value>,
+            servers: &'a Map<String, Value>,
             failures: &'a [String],
         }
         let mut tools = Map::new();
@@ -137,6 +138,7 @@ impl McpInventoryHandle {
         let summary = to_json(&Summary {
             tools,
             status: &inventory.status,
+            servers: &inventory.servers,
             failures: &inventory.failures,
         })?;
         let schemas = inventory.tools.into_iter().flat_map(|(_, listed)| listed);
@@ -149,7 +151,7 @@ impl McpInventoryHandle {
 
 #[napi]
 impl McpInventoryHandle {
-    /// `{ tools: { [server]: [{ name, description }] }, status, failures }`.
+    /// `{ tools: { [server]: [{ name, description }] }, status, servers, failures }`.
     #[napi]
     pub fn summary(&self) -> String {
         self.summary.clone()

@@ -3,6 +3,7 @@
 //! (close everything, report the unfiltered tools).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -31,6 +32,8 @@ pub struct ServerOutcome {
     pub status: Status,
     /// Why it failed.
     pub reason: Option<String>,
+    /// From the start to connected and listed, or to failing; none when nothing started.
+    pub took: Option<Duration>,
     pub connected: Option<Connected>,
 }
 
@@ -56,6 +59,8 @@ pub async fn connect_all(
             let (name, state) = (entry.name.clone(), entry.state.clone());
             let (hooks, cancel) = (hooks.clone(), cancel.clone());
             tokio::spawn(async move {
+                let started = Instant::now();
+                let enabled = matches!(state, ServerState::Enabled(_));
                 let (status, reason, connected) = match state {
                     ServerState::Disabled => (Status::Disabled, None, None),
                     ServerState::Invalid(reason) => (Status::Failed, Some(reason), None),
@@ -74,10 +79,12 @@ pub async fn connect_all(
                         }
                     }
                 };
+                let took = enabled.then(|| started.elapsed());
                 ServerOutcome {
                     name,
                     status,
                     reason,
+                    took,
                     connected,
                 }
             })
@@ -90,6 +97,7 @@ pub async fn connect_all(
             name: entry.name.clone(),
             status: Status::Failed,
             reason: Some(format!("internal error: {e}")),
+            took: None,
             connected: None,
         }));
     }
@@ -141,8 +149,43 @@ pub struct Inventory {
     /// Connected servers only, config order; tools unfiltered, as listed.
     pub tools: Vec<(String, Vec<ListedTool>)>,
     pub status: Map<String, Value>,
+    /// What a doctor shows of each server, config order.
+    pub servers: Map<String, Value>,
     /// One line per failed server, for diagnostics.
     pub failures: Vec<String>,
+}
+
+/// One server as `listMcpTools` reports it in `servers`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerReport<'a> {
+    status: Status,
+    /// What the server answered `initialize` with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
+    /// Milliseconds from the start to listed, or to failing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connect_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_count: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+impl ServerOutcome {
+    fn report(&self) -> Value {
+        let report = ServerReport {
+            status: self.status,
+            protocol_version: self
+                .connected
+                .as_ref()
+                .and_then(|c| c.session.protocol_version()),
+            connect_ms: self.took.map(|t| (t.as_secs_f64() * 1000.0).round()),
+            tool_count: self.connected.as_ref().map(|c| c.tools.len()),
+            error: self.reason.as_deref(),
+        };
+        serde_json::to_value(report).unwrap_or_default()
+    }
 }
 
 pub async fn list_inventory(
@@ -153,11 +196,15 @@ pub async fn list_inventory(
     let mut inventory = Inventory {
         tools: Vec::new(),
         status: Map::new(),
+        servers: Map::new(),
         failures: Vec::new(),
     };
     let mut sessions = Vec::new();
     for outcome in outcomes {
         record_status(&mut inventory.status, &mut inventory.failures, &outcome);
+        inventory
+            .servers
+            .insert(outcome.name.clone(), outcome.report());
         if let Some(connected) = outcome.connected {
             inventory.tools.push((outcome.name, connected.tools));
             sessions.push(connected.session);

@@ -165,6 +165,9 @@ pub struct ServiceStatus {
     pub connected_at: Option<String>,
     pub restarts: u32,
     pub client_id: String,
+    /// What the server answered `initialize` with, while it is connected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 impl Store {
@@ -314,6 +317,11 @@ impl Store {
                     connected_at: state.connected_at.map(clock::iso8601),
                     restarts: state.restarts,
                     client_id: service.client_id(),
+                    protocol_version: service
+                        .session
+                        .borrow()
+                        .as_ref()
+                        .and_then(|s| s.protocol_version()),
                 };
                 (service.view_name(agent).to_owned(), status)
             })

@@ -80,7 +80,7 @@ impl NativeStore {
         to_json(&self.store.list_tools(agent.as_deref()))
     }
 
-    /// `{ [serviceName]: { state, lastError?, toolCount, connectedAt?, restarts, clientId } }`.
+    /// `{ [serviceName]: { state, lastError?, toolCount, connectedAt?, restarts, clientId, protocolVersion? } }`.
     #[napi]
     pub fn status(&self, agent: Option<String>) -> Result<String> {
         let status: Map<String, Value> = self
