@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 mod env_file;
 mod expand;
+pub mod schema;
 
 use self::expand::Unset;
 
