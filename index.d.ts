@@ -157,25 +157,48 @@ interface ServerCommon {
   tools?: Record<string, boolean>
 }
 
-/** A server run as a child process over stdio. */
+/**
+ * A server run as a child process over stdio. `${VAR}` and `${VAR:-default}` expand from
+ * the environment in `command`, `args`, `env` / `environment` values and `cwd` when the
+ * config is read; a `${VAR}` without default whose variable is unset fails the server,
+ * naming the variable.
+ */
 export interface LocalServer extends ServerCommon {
-  type?: "local"
-  /** Program, then its arguments. Never run through a shell. */
-  command: string[]
-  /** Variables merged over the parent's environment. */
+  type?: "local" | "stdio"
+  /**
+   * Program, then its arguments; or, in the Claude-desktop form, the program alone with
+   * its arguments in `args`. Never run through a shell. A program without `/` is looked up
+   * in `PATH`; a relative path is relative to `cwd`, else to the host's working directory.
+   */
+  command: string[] | string
+  /** The arguments, when `command` is a string (the Claude-desktop form). */
+  args?: string[]
+  /** Variables set for the server, over its inherited environment. Wins over `env`. */
   environment?: Record<string, string>
   /** Alias of `environment`. */
   env?: Record<string, string>
+  /**
+   * A dotenv file (`KEY=VALUE` lines, `#` comments, quotes, `export `) whose variables are
+   * set too; `env` and `environment` win over it. Relative to the config file, or to the
+   * current directory for a config object.
+   */
+  envFile?: string
+  /**
+   * `false`: the server inherits only `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`,
+   * `LANG` and `LC_ALL` of the host's environment (the TypeScript SDK's safe set, plus the
+   * locale), and gets its own variables. @default true (the whole environment)
+   */
+  inheritEnv?: boolean
   cwd?: string
   /** Absent on a local server; declared so `config.url` reads on any {@link ServerConfig} without narrowing. */
   url?: undefined
 }
 
-/** A server reached over streamable HTTP. */
+/** A server reached over streamable HTTP. `${VAR}` and `${VAR:-default}` expand in `url` and `headers` values. */
 export interface RemoteServer extends ServerCommon {
-  type?: "remote"
+  type?: "remote" | "http" | "streamable-http" | "streamableHttp" | "sse"
   url: string
-  /** Sent with every request; `${NAME}` in a value expands from the environment. Never printed. */
+  /** Sent with every request; `${VAR}` in a value expands from the environment. Never printed. */
   headers?: Record<string, string>
   /** Absent on a remote server; declared so `config.command` reads on any {@link ServerConfig} without narrowing. */
   command?: undefined
@@ -264,7 +287,7 @@ export function buildMcpServer(
 /** Replaces every character outside `[a-zA-Z0-9_-]` with `_`. */
 export function sanitize(x: string): string
 
-/** Expands `${NAME}` in header values from the environment. */
+/** Expands `${NAME}` (and `${NAME:-default}`) in header values from the environment; an unset variable without default is empty. */
 export function expandEnvHeaders(h: Record<string, string>): Record<string, string>
 export function expandEnvHeaders(h?: undefined): undefined
 export function expandEnvHeaders(h?: Record<string, string>): Record<string, string> | undefined

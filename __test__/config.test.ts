@@ -218,6 +218,18 @@ describe("entries", () => {
     })
   })
 
+  test("a relative command path resolves against the entry's cwd; a bare name only through PATH", async (t) => {
+    const dir = tempDir(t)
+    const script = path.join(dir, "srv.mjs")
+    fs.writeFileSync(script, `#!${NODE}\nawait import(${JSON.stringify(local().command[1])})\n`, { mode: 0o755 })
+    const inv = await listMcpTools({
+      inCwd: { command: ["./srv.mjs"], cwd: dir },
+      noCwd: { command: ["./srv.mjs"] },
+      bare: { command: ["srv.mjs"], cwd: dir },
+    })
+    assert.deepEqual(inv.status, { inCwd: "connected", noCwd: "failed", bare: "failed" })
+  })
+
   test("cwd sets the server's working directory", async (t) => {
     const dir = tempDir(t)
     const source = await openSource(t, { here: { ...local(), cwd: dir } })

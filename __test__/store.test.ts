@@ -332,6 +332,7 @@ describe("agent views", () => {
       assert.equal(new Set(names).size, names.length, `duplicates in ${names}`)
       assert.deepEqual(namesOf(view.tools()), namesOf(listed))
     }
+    assert.match(store.status().s!.protocolVersion!, /^2025-/, "the version the server negotiated")
     const inAgent = agent.tools()
     assert.deepEqual(inAgent.map((x) => x.metadata), [
       { server: "s", tool: "a.b", clientId: "team:s" },

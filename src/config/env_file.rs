@@ -67,18 +67,17 @@ fn entry(text: &str) -> (Option<(String, String)>, &str) {
         .chars()
         .next()
         .filter(|c| matches!(c, '"' | '\'' | '`'))
+        && let Some(len) = quoted_len(&rest[1..], quote)
     {
-        if let Some(len) = quoted_len(&rest[1..], quote) {
-            let inner = &rest[1..1 + len];
-            let value = if quote == '"' {
-                inner.replace("\\n", "\n").replace("\\r", "\r")
-            } else {
-                inner.to_owned()
-            };
-            let after = &rest[len + 2..];
-            let next = after.find('\n').map_or("", |i| &after[i + 1..]);
-            return (Some((key.to_owned(), value)), next);
-        }
+        let inner = &rest[1..1 + len];
+        let value = if quote == '"' {
+            inner.replace("\\n", "\n").replace("\\r", "\r")
+        } else {
+            inner.to_owned()
+        };
+        let after = &rest[len + 2..];
+        let next = after.find('\n').map_or("", |i| &after[i + 1..]);
+        return (Some((key.to_owned(), value)), next);
     }
     let line_rest = &text[offset..line_end];
     let value = line_rest.split('#').next().unwrap_or_default().trim();

@@ -39,6 +39,10 @@ pub fn mcp_json_schema() -> String {
 #[derive(JsonSchema)]
 #[schemars(title = "mcp.json")]
 #[serde(untagged)]
+#[allow(
+    clippy::large_enum_variant,
+    reason = "never built: it only describes the document"
+)]
 pub enum McpJson {
     McpServers(UnderMcpServers),
     Servers(UnderServers),
