@@ -106,8 +106,12 @@ export interface McpInventory {
   tools: Record<string, ToolInfo[]>
   /** An entry for every configured server, in config order. */
   status: Record<string, McpStatus>
-  /** An entry for every configured server, in config order: its status and what is known of how it came up. */
-  servers: Record<string, McpServerReport>
+  /**
+   * An entry for every configured server, in config order: its status and what is known
+   * of how it came up. Not enumerable: spreading the inventory or `JSON.stringify` leaves
+   * it out, so the inventory's own keys stay `tools` and `status`.
+   */
+  readonly servers: Record<string, McpServerReport>
 }
 
 /** Live connections made by {@link loadMcp}. */

@@ -49,7 +49,8 @@ export async function listMcpTools(input, opts) {
   for (const list of Object.values(tools)) {
     for (let i = 0; i < list.length; i++) list[i] = described(list[i], handle, index++)
   }
-  return { tools, status, servers }
+  // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
+  return Object.defineProperty({ tools, status }, "servers", { value: servers, enumerable: false })
 }
 
 export async function loadMcp(input, opts) {

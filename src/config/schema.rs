@@ -6,7 +6,8 @@
 //! a disabled entry is accepted whatever else it holds (disabling wins), a key the
 //! reader ignores is allowed, and a wrapper key hides the ones after it. The
 //! `schema` test holds both to this on the config fixtures, and fails when
-//! `mcp.schema.json` drifts from these types.
+//! `mcp.schema.json` drifts from these types. What no schema can see stays the reader's:
+//! a `${VAR}` whose variable is unset, an `envFile` that cannot be read.
 
 use std::collections::BTreeMap;
 
