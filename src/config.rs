@@ -253,18 +253,6 @@ fn validate_entry(entry: &Value, context: &Context) -> Result<Option<ServerSpec>
 }
 
 fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<TransportSpec, String> {
-    let expand = |field: &str, value: &str| -> Result<String, String> {
-        expand::expand(value, context.var).map_err(|Unset(name)| {
-            format!("\"{field}\" uses ${{{name}}}, which is not set and has no default")
-        })
-    };
-    let expand_map = |key: &str| -> Result<Vec<(String, String)>, String> {
-        let map = string_map(obj, key)?.into_iter().map(|(name, value)| {
-            let value = expand(&format!("{key}.{name}"), &value)?;
-            Ok((name, value))
-        });
-        map.collect()
-    };
     // Besides our own `local`/`remote`, accept the type names other MCP hosts write.
     let remote = match obj.get("type") {
         None | Some(Value::Null) => {
@@ -294,7 +282,7 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
     };
     if remote {
         let url = match obj.get("url") {
-            Some(Value::String(url)) if !url.is_empty() => expand("url", url)?,
+            Some(Value::String(url)) if !url.is_empty() => expanded(context, "url", url)?,
             Some(other) => {
                 return Err(format!(
                     "\"url\" must be a non-empty string, got {}",
@@ -305,48 +293,73 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
         };
         Ok(TransportSpec::Remote(RemoteSpec {
             url,
-            headers: expand_map("headers")?,
+            headers: expanded_map(obj, context, "headers")?,
         }))
     } else {
-        let (program, args) = command_line(obj)?;
-        // Errors name the value as written: `command[2]`, or `args[1]` in the Claude form.
-        let (program_field, first_arg, args_key) = match obj.get("args") {
-            Some(_) => ("command", 0, "args"),
-            None => ("command[0]", 1, "command"),
-        };
-        let program = expand(program_field, &program)?;
-        if program.is_empty() {
-            return Err("\"command\" names an empty program once expanded".into());
-        }
-        let args = args
-            .iter()
-            .enumerate()
-            .map(|(i, arg)| expand(&format!("{args_key}[{}]", i + first_arg), arg))
-            .collect::<Result<_, _>>()?;
-        let mut env = match optional_string(obj, "envFile")? {
-            Some(path) => {
-                let path = PathBuf::from(expand("envFile", &path)?);
-                let path = match context.base_dir {
-                    Some(dir) if path.is_relative() => dir.join(path),
-                    _ => path,
-                };
-                env_file::read(&path)?
-            }
-            None => Vec::new(),
-        };
-        env.extend(expand_map("env")?);
-        env.extend(expand_map("environment")?);
-        let cwd = optional_string(obj, "cwd")?
-            .map(|dir| expand("cwd", &dir).map(PathBuf::from))
-            .transpose()?;
-        Ok(TransportSpec::Local(LocalSpec {
-            program,
-            args,
-            env,
-            cwd,
-            inherit_env: optional_bool(obj, "inheritEnv")?.unwrap_or(true),
-        }))
+        local_spec(obj, context).map(TransportSpec::Local)
     }
+}
+
+fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, String> {
+    let (program, args) = command_line(obj)?;
+    // Errors name the value as written: `command[2]`, or `args[1]` in the Claude form.
+    let (program_field, first_arg, args_key) = match obj.get("args") {
+        Some(_) => ("command", 0, "args"),
+        None => ("command[0]", 1, "command"),
+    };
+    let program = expanded(context, program_field, &program)?;
+    if program.is_empty() {
+        return Err("\"command\" names an empty program once expanded".into());
+    }
+    let args = args
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| expanded(context, &format!("{args_key}[{}]", i + first_arg), arg))
+        .collect::<Result<_, _>>()?;
+    let mut env = match optional_string(obj, "envFile")? {
+        Some(path) => {
+            let path = PathBuf::from(expanded(context, "envFile", &path)?);
+            let path = match context.base_dir {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            env_file::read(&path)?
+        }
+        None => Vec::new(),
+    };
+    env.extend(expanded_map(obj, context, "env")?);
+    env.extend(expanded_map(obj, context, "environment")?);
+    let cwd = optional_string(obj, "cwd")?
+        .map(|dir| expanded(context, "cwd", &dir).map(PathBuf::from))
+        .transpose()?;
+    Ok(LocalSpec {
+        program,
+        args,
+        env,
+        cwd,
+        inherit_env: optional_bool(obj, "inheritEnv")?.unwrap_or(true),
+    })
+}
+
+/// `value` (found at `field`) with its variables expanded. The error names the variable
+/// and the field, never a value.
+fn expanded(context: &Context, field: &str, value: &str) -> Result<String, String> {
+    expand::expand(value, context.var).map_err(|Unset(name)| {
+        format!("\"{field}\" uses ${{{name}}}, which is not set and has no default")
+    })
+}
+
+/// An object of strings (see `string_map`), its values expanded.
+fn expanded_map(
+    obj: &Map<String, Value>,
+    context: &Context,
+    key: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let map = string_map(obj, key)?.into_iter().map(|(name, value)| {
+        let value = expanded(context, &format!("{key}.{name}"), &value)?;
+        Ok((name, value))
+    });
+    map.collect()
 }
 
 /// `command: [program, ...args]`. The Claude-desktop form `command: "program"` with an
