@@ -80,11 +80,23 @@ export interface ToolContext {
 
 /** A callable tool, from an MCP server (`source: "mcp"`) or {@link defineTool} (`source: "native"`). */
 export interface Tool {
-  /** For MCP tools: `sanitize(server) + "_" + sanitize(tool)`. */
+  /**
+   * For MCP tools: `sanitize(server) + "_" + sanitize(tool)` when that is at most 64
+   * characters and no other tool of the same source (or store view) gets it; otherwise a
+   * shortened name of at most 64 characters of `[a-zA-Z0-9_-]`, made unique and stable
+   * with a hash of the original names (see "Tool names" in the README). Every LLM
+   * provider accepts it.
+   */
   name: string
   description: string
   inputSchema: JSONSchema
   source: "mcp" | "native" | (string & {})
+  /**
+   * MCP tools only: the configured server name (in a store view, the service as the view
+   * names it) and the tool's name as its server lists it, for hosts that display them.
+   * Frozen, and not enumerable: `Object.keys(tool)` and `JSON.stringify` leave it out.
+   */
+  readonly metadata?: { readonly server: string; readonly tool: string; readonly clientId?: string }
   /** Runs the tool. Never rejects: transport failures, timeouts and aborts become `isError` results. */
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
 }
@@ -94,6 +106,19 @@ export interface ToolInfo {
   name: string
   description: string
   inputSchema: JSONSchema
+}
+
+/** What {@link listMcpTools} reports of one server, for doctors such as `toolnexus list`. */
+export interface McpServerReport {
+  status: McpStatus
+  /** The protocol version the server answered `initialize` with (connected servers). */
+  protocolVersion?: string
+  /** Milliseconds from starting it to its tools listed, or to its failure (absent when nothing was started). */
+  connectMs?: number
+  /** How many tools it listed (connected servers). */
+  toolCount?: number
+  /** Why it failed, in full. */
+  error?: string
 }
 
 /** What {@link listMcpTools} found. */
@@ -108,6 +133,12 @@ export interface McpInventory {
    * integer-like names (`"1"`, `"42"`) first, in ascending order, in every object.
    */
   status: Record<string, McpStatus>
+  /**
+   * An entry for every configured server, in config order: its status and what is known
+   * of how it came up. Not enumerable: spreading the inventory or `JSON.stringify` leaves
+   * it out, so the inventory's own keys stay `tools` and `status`.
+   */
+  readonly servers: Record<string, McpServerReport>
 }
 
 /** Live connections made by {@link loadMcp}. */
@@ -167,7 +198,11 @@ interface ServerCommon {
 /**
  * A server run as a child process over stdio. The command line is `command: [program,
  * ...arguments]`, or the Claude-desktop form `command: program` with `args`. Never run
- * through a shell.
+ * through a shell. A program without `/` is looked up in `PATH`; a relative path is
+ * relative to `cwd`, else to the host's working directory. `${VAR}` and `${VAR:-default}`
+ * expand from the environment in `command`, `args`, `env` / `environment` values and `cwd`
+ * when the config is read; a `${VAR}` without default whose variable is unset fails the
+ * server, naming the variable.
  */
 export type LocalServer = LocalServerEntry & (
   | {
@@ -185,10 +220,22 @@ export type LocalServer = LocalServerEntry & (
 /** What a {@link LocalServer} has besides its command line. */
 interface LocalServerEntry extends ServerCommon {
   type?: "local" | "stdio"
-  /** Variables merged over the parent's environment. */
+  /** Variables set for the server, over its inherited environment. Wins over `env`. */
   environment?: Record<string, string>
   /** Alias of `environment`. */
   env?: Record<string, string>
+  /**
+   * A dotenv file (`KEY=VALUE` lines, `#` comments, quotes, `export `) whose variables are
+   * set too; `env` and `environment` win over it. Relative to the config file, or to the
+   * current directory for a config object.
+   */
+  envFile?: string
+  /**
+   * `false`: the server inherits only `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TERM`,
+   * `LANG` and `LC_ALL` of the host's environment (the TypeScript SDK's safe set, plus the
+   * locale), and gets its own variables. @default true (the whole environment)
+   */
+  inheritEnv?: boolean
   cwd?: string
   /** Absent on a local server; declared so `config.url` reads on any {@link ServerConfig} without narrowing. */
   url?: undefined
@@ -196,12 +243,13 @@ interface LocalServerEntry extends ServerCommon {
 
 /**
  * A server reached over streamable HTTP, with a fallback to legacy HTTP+SSE. Every `type`
- * other MCP hosts write for one is accepted.
+ * other MCP hosts write for one is accepted. `${VAR}` and `${VAR:-default}` expand in `url`
+ * and `headers` values.
  */
 export interface RemoteServer extends ServerCommon {
   type?: "remote" | "http" | "streamable-http" | "streamableHttp" | "sse"
   url: string
-  /** Sent with every request; `${NAME}` in a value expands from the environment. Never printed. */
+  /** Sent with every request; `${VAR}` in a value expands from the environment. Never printed. */
   headers?: Record<string, string>
   /** Absent on a remote server; declared so `config.command` reads on any {@link ServerConfig} without narrowing. */
   command?: undefined
@@ -291,7 +339,7 @@ export function buildMcpServer(
 /** Replaces every character outside `[a-zA-Z0-9_-]` with `_`. */
 export function sanitize(x: string): string
 
-/** Expands `${NAME}` in header values from the environment. */
+/** Expands `${NAME}` (and `${NAME:-default}`) in header values from the environment; an unset variable without default is empty. */
 export function expandEnvHeaders(h: Record<string, string>): Record<string, string>
 export function expandEnvHeaders(h?: undefined): undefined
 export function expandEnvHeaders(h?: Record<string, string>): Record<string, string> | undefined
@@ -334,7 +382,8 @@ export interface McpStoreOptions {
 export interface StoreToolInfo {
   /**
    * `sanitize(serviceName) + "_" + sanitize(tool)`, where `tool` is the server's own name
-   * for it. Unique within a view.
+   * for it, when that fits in 64 characters and is unique within the view; otherwise
+   * shortened and hashed as {@link Tool.name} says. Unique within a view.
    */
   readonly name: string
   readonly description: string
@@ -372,6 +421,8 @@ export interface StoreServerStatus {
   readonly restarts: number
   /** As in {@link StoreToolInfo.clientId}. */
   readonly clientId: string
+  /** The protocol version the server answered `initialize` with, while it is connected. */
+  readonly protocolVersion?: string
 }
 
 /**

@@ -3,8 +3,8 @@
 // Tool objects. Everything MCP happens in Rust.
 import * as native from "./binding.js"
 
-import { callQueue, runToolCall } from "./js/call.js"
-import { printable } from "./js/terminal.js"
+import { callQueue, runToolCall, withOrigin } from "./js/call.js"
+import { safeLine } from "./js/terminal.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -18,7 +18,7 @@ const configSource = (input) =>
   typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
 
 const report = (lines) => {
-  for (const line of lines) process.stderr.write(`[toolnexus] ${printable(line)}\n`)
+  for (const line of lines) process.stderr.write(`[toolnexus] ${safeLine(line)}\n`)
 }
 
 /** Runs `start(canceller)`, cancelling it when `signal` fires; rejects with `signal.reason`. */
@@ -44,12 +44,13 @@ export async function listMcpTools(input, opts) {
   const handle = await withSignal(opts?.signal, (canceller) =>
     native.listMcpTools(configSource(input), canceller),
   )
-  const { tools, status, failures } = JSON.parse(handle.summary())
+  const { tools, status, servers, failures } = JSON.parse(handle.summary())
   report(failures)
   for (const [server, list] of Object.entries(tools)) {
     for (let i = 0; i < list.length; i++) list[i] = described(list[i], () => handle.inputSchema(server, i))
   }
-  return { tools, status }
+  // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
+  return Object.defineProperty({ tools, status }, "servers", { value: servers, enumerable: false })
 }
 
 export async function loadMcp(input, opts) {
@@ -103,8 +104,8 @@ function bridgeOnLog(onLog) {
 
 function mcpTool(handle, calls, tool, index) {
   const metadata = { server: tool.server }
-  const toolName = () => handle.toolName(index)
-  return described(tool, () => handle.inputSchema(index), {
+  const toolName = () => tool.tool
+  const handleTool = described(tool, () => handle.inputSchema(index), {
     source: "mcp",
     execute: (args, ctx) =>
       runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
@@ -112,6 +113,7 @@ function mcpTool(handle, calls, tool, index) {
         return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
       }),
   })
+  return withOrigin(handleTool, { server: tool.server, tool: tool.tool })
 }
 
 /**

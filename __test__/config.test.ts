@@ -188,6 +188,46 @@ describe("entries", () => {
       assert.deepEqual(await seen("full"), { TN_TEST_PARENT: "overridden", TN_TEST_OWN: "via-environment" })
       assert.deepEqual(await seen("plain"), { TN_TEST_PARENT: "from-parent", TN_TEST_OWN: null })
     })
+
+    test("${VAR} expands in command, args and env; envFile is read beside the config file; inheritEnv: false keeps only the safe set", async (t) => {
+      const dir = tempDir(t)
+      fs.writeFileSync(path.join(dir, "server.env"), "# server secrets\nexport TN_FILE_ONLY='from file'\nTN_TEST_OWN=file\n")
+      const [node, script] = local().command
+      const file = path.join(dir, "mcp.json")
+      fs.writeFileSync(file, JSON.stringify({
+        mcpServers: {
+          expanded: { command: node, args: [script!, "--name=${TN_TEST_PARENT}"], env: { TN_TEST_OWN: "${TN_TEST_PARENT}-${TN_NOPE:-dflt}" } },
+          filed: { command: [node, script], envFile: "server.env", env: { TN_TEST_OWN: "entry wins" } },
+          sealed: { command: [node, script], inheritEnv: false, env: { TN_TEST_OWN: "own" } },
+          unset: { command: [node, script, "${TN_NOPE}"] },
+        },
+      }))
+      const source = await openSource(t, file)
+      assert.equal(source.status.unset, "failed")
+      const seen = async (server: string, names: string[]) => {
+        const res = await toolNamed(source, `${server}_env`).execute({ names })
+        assert.equal(res.isError, false, res.output)
+        return JSON.parse(res.output)
+      }
+      assert.deepEqual(await seen("expanded", ["TN_TEST_OWN"]), { TN_TEST_OWN: "from-parent-dflt" })
+      assert.deepEqual(await seen("filed", ["TN_FILE_ONLY", "TN_TEST_OWN"]), { TN_FILE_ONLY: "from file", TN_TEST_OWN: "entry wins" })
+      const sealed = await seen("sealed", ["TN_TEST_PARENT", "TN_TEST_OWN", "PATH", "HOME"])
+      assert.deepEqual(sealed, { TN_TEST_PARENT: null, TN_TEST_OWN: "own", PATH: process.env.PATH ?? null, HOME: process.env.HOME ?? null })
+      const inv = await listMcpTools(file)
+      assert.equal(inv.status.expanded, "connected")
+    })
+  })
+
+  test("a relative command path resolves against the entry's cwd; a bare name only through PATH", async (t) => {
+    const dir = tempDir(t)
+    const script = path.join(dir, "srv.mjs")
+    fs.writeFileSync(script, `#!${NODE}\nawait import(${JSON.stringify(local().command[1])})\n`, { mode: 0o755 })
+    const inv = await listMcpTools({
+      inCwd: { command: ["./srv.mjs"], cwd: dir },
+      noCwd: { command: ["./srv.mjs"] },
+      bare: { command: ["srv.mjs"], cwd: dir },
+    })
+    assert.deepEqual(inv.status, { inCwd: "connected", noCwd: "failed", bare: "failed" })
   })
 
   test("cwd sets the server's working directory", async (t) => {

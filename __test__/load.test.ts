@@ -172,19 +172,54 @@ describe("tools allowlist", () => {
   })
 })
 
-describe("shared names", () => {
-  test("two tools that sanitize to one name are both kept, with one warning naming both", async () => {
+describe("provider-safe names", () => {
+  const SAFE = /^[a-zA-Z0-9_-]{1,64}$/
+  const recorded = (file: string) =>
+    fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "started")
+
+  test("two tools that sanitize to one name both get distinct hashed names, without a warning, each calling its own tool", async (t) => {
+    const record = path.join(tempDir(t), "calls.jsonl")
+    const config = { x: local(`--record=${record}`, toolsFlag(["a.b", "a_b", "c"])) }
     const run = await runNode(`
       import { loadMcp } from "toolnexus"
-      const source = await loadMcp(${JSON.stringify({ x: local(toolsFlag(["a.b", "a_b", "c"])) })})
-      console.log(JSON.stringify(source.tools.map((t) => t.name)))
+      const source = await loadMcp(${JSON.stringify(config)})
+      for (const tool of source.tools) await tool.execute({})
+      console.log(JSON.stringify(source.tools.map((t) => [t.name, t.metadata])))
       await source.close()
     `)
     assertCleanExit(run)
-    assert.deepEqual(JSON.parse(run.stdout), ["x_a_b", "x_a_b", "x_c"])
-    const lines = linesWith(run.stderr, '"x_a_b"')
-    assert.equal(lines.length, 1, `stderr:\n${run.stderr}`)
-    assert.match(lines[0]!, /"a\.b" of MCP server "x" and "a_b" of MCP server "x"/)
+    assert.equal(run.stderr, "", "no warning: no two tools share a name")
+    const tools: Array<[string, { server: string; tool: string }]> = JSON.parse(run.stdout)
+    assert.deepEqual(tools.map(([, m]) => m), [{ server: "x", tool: "a.b" }, { server: "x", tool: "a_b" }, { server: "x", tool: "c" }])
+    const [ab1, ab2, c] = tools.map(([n]) => n)
+    assert.equal(c, "x_c", "a name nothing else takes stays server_tool")
+    assert.match(ab1!, /^x_a_b_[0-9a-f]{8}$/)
+    assert.match(ab2!, /^x_a_b_[0-9a-f]{8}$/)
+    assert.notEqual(ab1, ab2)
+    assert.deepEqual(recorded(record).map((e) => e.tool), ["a.b", "a_b", "c"], "each name calls the tool it was made from")
+
+    // The same names on every load, whatever order the server lists the tools in.
+    const again = await openSource(t, { x: local(toolsFlag(["c", "a_b", "a.b"])) })
+    assert.deepEqual(names(again), [c, ab2, ab1])
+  })
+
+  test("a name over 64 characters is shortened to a unique, stable, callable one; metadata keeps the originals", async (t) => {
+    const server = "a-very-long-server-name-for-the-enterprise-knowledge-base"
+    const longTool = "search_every_document_in_the_knowledge_base_by_semantic_similarity"
+    const config = { [server]: local(toolsFlag([longTool, `${longTool}_v2`, "echo"])) }
+    const source = await openSource(t, config)
+    const [first, second, echo] = source.tools
+    for (const tool of source.tools) assert.match(tool.name, SAFE, tool.name)
+    assert.equal(echo!.name, `${server}_echo`)
+    assert.notEqual(first!.name, second!.name)
+    // The README's example, to the character: the rule is the documented one, in every process.
+    assert.equal(first!.name, "a-very-long-server-n_search_every_document_in_the_knowl_37f05e61")
+    assert.deepEqual(first!.metadata, { server, tool: longTool })
+    assert.deepEqual(Object.keys(first!), ["name", "description", "inputSchema", "source", "execute"], "metadata is not an own enumerable key")
+    const res = await first!.execute({ q: 1 })
+    assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { q: 1 }])
+    const again = await openSource(t, config)
+    assert.deepEqual(names(again), names(source))
   })
 })
 

@@ -321,6 +321,32 @@ describe("agent views", () => {
     assert.throws(() => store.forAgent(""), TypeError)
   })
 
+  test("names are provider-safe and unique in every view; metadata keeps the originals; each calls its tool", T, async (t) => {
+    const long = "x".repeat(70)
+    const store = openStore(t, { s: local(toolsFlag(["a.b", "a_b", long])) })
+    const agent = store.forAgent("team").addServers({ s: local(toolsFlag(["a.b", "a_b"])) })
+    for (const view of [store, agent]) {
+      const listed = await view.listToolsAsync()
+      const names = listed.map((x) => x.name)
+      assert.ok(names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)), `${names}`)
+      assert.equal(new Set(names).size, names.length, `duplicates in ${names}`)
+      assert.deepEqual(namesOf(view.tools()), namesOf(listed))
+    }
+    assert.match(store.status().s!.protocolVersion!, /^2025-/, "the version the server negotiated")
+    const inAgent = agent.tools()
+    assert.deepEqual(inAgent.map((x) => x.metadata), [
+      { server: "s", tool: "a.b", clientId: "team:s" },
+      { server: "s", tool: "a_b", clientId: "team:s" },
+    ])
+    // The same tools of the same service get the same names in another view of that name.
+    const storeOwn = store.tools().filter((x) => x.serviceName === "s")
+    assert.deepEqual(storeOwn.slice(0, 2).map((x) => x.name), inAgent.map((x) => x.name))
+    const longTool = storeOwn.find((x) => x.metadata?.tool === long)!
+    assert.match(longTool.name, /^s_x+_[0-9a-f]{8}$/)
+    const res = await store.callTool(longTool.name, { via: "long" })
+    assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { via: "long" }])
+  })
+
   test("addServers, removeServer and updateServer work on a running store", T, async (t) => {
     const dir = tempDir(t)
     const pidsFile = path.join(dir, "svc.pids")

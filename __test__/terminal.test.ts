@@ -3,7 +3,7 @@
 // escapes in the failure lines, the warnings and the default log printer.
 import assert from "node:assert/strict"
 import { describe, test } from "node:test"
-import { printable } from "../js/terminal.js"
+import { safeLine } from "../js/terminal.js"
 import { assertCleanExit, failureLines, fixture, linesWith, local, NODE, runNode, toolsFlag } from "./helpers.js"
 
 const T = { timeout: 60_000 }
@@ -23,9 +23,9 @@ function assertInert(stderr: string) {
 }
 
 describe("control characters from servers are neutralised on stderr", () => {
-  test("printable writes each control character as an escape and leaves other text alone", () => {
-    assert.equal(printable("a\u001b[2Jb\r\n\t\b\u0000\u007f\u009bc"), "a\\u001b[2Jb\\r\\n\\t\\u0008\\u0000\\u007f\\u009bc")
-    assert.equal(printable('plain "text" é ✓ \u00a0'), 'plain "text" é ✓ \u00a0')
+  test("safeLine writes each control character as an escape and leaves other text alone", () => {
+    assert.equal(safeLine("a\u001b[2Jb\r\n\t\b\u0000\u007f\u009bc"), "a\\u001b[2Jb\\r\\n\\t\\u0008\\u0000\\u007f\\u009bc")
+    assert.equal(safeLine('plain "text" é ✓ \u00a0'), 'plain "text" é ✓ \u00a0')
   })
 
   test("failure lines: an initialize error and stderr before exit", T, async () => {

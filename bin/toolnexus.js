@@ -1,31 +1,38 @@
 #!/usr/bin/env node
-// `toolnexus list [config]`: which servers of an mcp.json come up, and what tools they
-// offer. Exits 1 when a server failed, 2 on a usage or config error.
-import { listMcpTools } from "toolnexus"
+// The toolnexus CLI: `list` (which servers of an mcp.json come up, how, and with what
+// tools), `call` (try one tool of one server) and `schema` (the mcp.json JSON Schema).
+// Exit codes: 0 all good, 1 a server failed or a tool answered an error, 2 a usage or
+// config error. Everything printed passes through js/terminal.js.
+import { parseArgs } from "node:util"
 
-const USAGE = "usage: toolnexus list [path/to/mcp.json]   (default: ./mcp.json)"
-const [command, path = "mcp.json", ...rest] = process.argv.slice(2)
-if (command !== "list" || rest.length > 0) {
+import { callCommand } from "../js/cli/call.js"
+import { listCommand } from "../js/cli/list.js"
+import { schemaCommand } from "../js/cli/schema.js"
+import { safeLine } from "../js/terminal.js"
+
+const COMMANDS = { list: listCommand, call: callCommand, schema: schemaCommand }
+
+const USAGE = `usage: toolnexus list [mcp.json] [--json]
+       toolnexus call <server> <tool> [json-arguments] [--config mcp.json] [--timeout ms] [--json]
+       toolnexus schema
+Run "toolnexus <command> --help" for what each does.`
+
+const [name, ...rest] = process.argv.slice(2)
+const command = COMMANDS[name]
+if (!command) {
   console.error(USAGE)
   process.exit(2)
 }
 
-let inventory
+let parsed
 try {
-  inventory = await listMcpTools(path)
+  parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true })
 } catch (error) {
-  console.error(`toolnexus: ${error.message}`)
+  console.error(`toolnexus ${name}: ${safeLine(error.message)}\n${command.usage}`)
   process.exit(2)
 }
-
-const firstLine = (text) => text.split("\n", 1)[0]
-for (const [server, status] of Object.entries(inventory.status)) {
-  const tools = inventory.tools[server] ?? []
-  console.log(`${server}: ${status}${status === "connected" ? ` (${tools.length} tools)` : ""}`)
-  for (const tool of tools) {
-    const required = tool.inputSchema.required ?? []
-    const params = required.length ? ` (requires: ${required.join(", ")})` : ""
-    console.log(`  ${tool.name}${params}: ${firstLine(tool.description)}`)
-  }
+if (parsed.values.help) {
+  console.log(command.help)
+  process.exit(0)
 }
-process.exitCode = Object.values(inventory.status).includes("failed") ? 1 : 0
+process.exitCode = await command.run(parsed.values, parsed.positionals)

@@ -121,3 +121,12 @@ export function cancellableCall(call) {
     return { result: call(timeout, canceller, onProgress, maxTotal), abort: () => canceller.cancel() }
   }
 }
+
+/**
+ * Gives an MCP tool its `metadata`: the server and tool names as configured and listed,
+ * for hosts that display them (the tool's `name` may be shortened). Not enumerable, so a
+ * Tool's own keys stay the contract's.
+ */
+export function withOrigin(tool, origin) {
+  return Object.defineProperty(tool, "metadata", { value: Object.freeze(origin), enumerable: false })
+}

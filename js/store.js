@@ -4,7 +4,7 @@
 // (keyed on the view's revision, which moves only with changes the view can see), so
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
-import { cancellableCall, runToolCall } from "./call.js"
+import { cancellableCall, runToolCall, withOrigin } from "./call.js"
 
 const STORE = Symbol("store view")
 
@@ -200,7 +200,7 @@ class View {
     const agent = this.#agent
     const metadata = Object.freeze({ server: serviceName, clientId })
     const toolName = () => target
-    return Object.freeze({
+    const tool = {
       name,
       description,
       get inputSchema() {
@@ -218,7 +218,8 @@ class View {
             nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress, maxTotal),
           ),
         ),
-    })
+    }
+    return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
   }
 }
 
@@ -229,13 +230,14 @@ class View {
  */
 function statusObject(entries) {
   const status = {}
-  for (const { name, state, lastError, toolCount, connectedAt, restarts, clientId } of entries) {
+  for (const { name, state, lastError, toolCount, connectedAt, restarts, clientId, protocolVersion } of entries) {
     const entry = { state }
     if (lastError != null) entry.lastError = lastError
     entry.toolCount = toolCount
     if (connectedAt != null) entry.connectedAt = connectedAt
     entry.restarts = restarts
     entry.clientId = clientId
+    if (protocolVersion != null) entry.protocolVersion = protocolVersion
     status[name] = Object.freeze(entry)
   }
   return Object.freeze(status)

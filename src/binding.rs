@@ -125,6 +125,7 @@ impl McpInventoryHandle {
         struct Summary<'a> {
             tools: Map<String, Value>,
             status: &'a Map<String, Value>,
+            servers: &'a Map<String, Value>,
             failures: &'a [String],
         }
         let mut tools = Map::new();
@@ -140,6 +141,7 @@ impl McpInventoryHandle {
         let summary = to_json(&Summary {
             tools,
             status: &inventory.status,
+            servers: &inventory.servers,
             failures: &inventory.failures,
         })?;
         let schemas = inventory
@@ -155,7 +157,7 @@ impl McpInventoryHandle {
 
 #[napi]
 impl McpInventoryHandle {
-    /// `{ tools: { [server]: [{ name, description }] }, status, failures }`.
+    /// `{ tools: { [server]: [{ name, description }] }, status, servers, failures }`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
         self.summary.clone()
@@ -282,6 +284,8 @@ struct ToolView<'a> {
     name: &'a str,
     description: &'a str,
     server: &'a str,
+    /// The name the server lists it under.
+    tool: &'a str,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
@@ -291,6 +295,7 @@ fn summary_json(source: &Source) -> Result<String> {
         name: &t.name,
         description: t.listed.description.as_deref().unwrap_or_default(),
         server: source.sessions[t.server].name(),
+        tool: &t.listed.name,
     });
     to_json(&Summary {
         tools: tools.collect(),
@@ -399,7 +404,7 @@ pub(crate) type OnProgress = Callback<ProgressEvent>;
 
 #[napi]
 impl McpSourceHandle {
-    /// `{ tools: [{ name, description, server }], status, failures, warnings }`, serialised
+    /// `{ tools: [{ name, description, server, tool }], status, failures, warnings }`, serialised
     /// once when the load finished. Schemas are left out: see `inputSchema`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
@@ -435,12 +440,6 @@ impl McpSourceHandle {
     #[napi(catch_unwind)]
     pub fn input_schema(&self, index: u32) -> Result<String> {
         Ok(self.tool(index)?.input_schema())
-    }
-
-    /// Tool number `index`'s name as its server knows it, for a call that never starts.
-    #[napi(catch_unwind)]
-    pub fn tool_name(&self, index: u32) -> Result<String> {
-        Ok(self.tool(index)?.listed.name.clone())
     }
 
     fn tool(&self, index: u32) -> Result<&SourceTool> {

@@ -9,12 +9,18 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+mod env_file;
+mod expand;
+pub mod schema;
+
+use self::expand::Unset;
 use crate::duration;
 
 /// Wrapper keys, tried in this order; the first one present holds the servers.
 const WRAPPERS: [&str; 3] = ["mcpServers", "servers", "mcp"];
-/// Sibling sections of an unwrapped config that are never servers.
-const RESERVED: [&str; 4] = ["builtins", "agents", "a2a", "mcpServer"];
+/// Sibling sections of an unwrapped config that are never servers (`$schema` points
+/// editors at `mcp.schema.json`).
+const RESERVED: [&str; 5] = ["builtins", "agents", "a2a", "mcpServer", "$schema"];
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 
 /// Where a config comes from.
@@ -117,15 +123,20 @@ pub enum TransportSpec {
 pub struct LocalSpec {
     pub program: String,
     pub args: Vec<String>,
-    /// Merged over the parent's environment.
+    /// The entry's own variables, expanded: `envFile`'s, then `env`, then `environment`; a
+    /// name set twice takes the later value. Set over the parent's environment, or over
+    /// its safe part only.
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
+    /// `inheritEnv`: whether the server gets the host's whole environment (the default)
+    /// or only the few variables `transport::stdio` names safe.
+    pub inherit_env: bool,
 }
 
 #[derive(Debug, Clone)]
 pub struct RemoteSpec {
     pub url: String,
-    /// As written: `${NAME}` is expanded at connect time, never stored expanded.
+    /// Expanded when the config was read.
     pub headers: Vec<(String, String)>,
 }
 
@@ -155,16 +166,47 @@ impl ToolFilter {
     }
 }
 
+/// What an entry's values are read against: the environment `${VAR}` expands from, and
+/// the folder a relative `envFile` is found in (the config file's; none for an object).
+pub struct Context<'a> {
+    pub base_dir: Option<&'a Path>,
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The process environment (a variable that is not Unicode counts as unset).
+pub fn process_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
 impl McpConfig {
     pub fn load(input: &ConfigInput) -> Result<McpConfig, ConfigError> {
-        Ok(Self::from_server_map(read_server_map(input)?))
+        let map = read_server_map(input)?;
+        let base_dir = match input {
+            ConfigInput::Path(path) => Some(Path::new(path).parent().unwrap_or(Path::new(""))),
+            ConfigInput::Json(_) => None,
+        };
+        let context = Context {
+            base_dir,
+            var: &process_var,
+        };
+        Ok(Self::from_server_map_in(map, &context))
     }
 
+    /// Entries given as objects: `${VAR}` from the process environment, a relative
+    /// `envFile` from the current directory.
     pub fn from_server_map(map: Map<String, Value>) -> McpConfig {
+        let context = Context {
+            base_dir: None,
+            var: &process_var,
+        };
+        Self::from_server_map_in(map, &context)
+    }
+
+    pub fn from_server_map_in(map: Map<String, Value>, context: &Context) -> McpConfig {
         let servers = map
             .into_iter()
             .map(|(name, entry)| ServerEntry {
-                state: match validate_entry(&entry) {
+                state: match validate_entry(&entry, context) {
                     Ok(Some(spec)) => ServerState::Enabled(spec),
                     Ok(None) => ServerState::Disabled,
                     Err(reason) => ServerState::Invalid(reason),
@@ -177,7 +219,7 @@ impl McpConfig {
 }
 
 /// `Ok(None)` for a disabled entry: disabling wins over any other problem in it.
-fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
+fn validate_entry(entry: &Value, context: &Context) -> Result<Option<ServerSpec>, String> {
     let Value::Object(obj) = entry else {
         return Err(format!(
             "server entry must be an object, got {}",
@@ -191,7 +233,7 @@ fn validate_entry(entry: &Value) -> Result<Option<ServerSpec>, String> {
     }
     let timeout = millis(obj, "timeout")?.unwrap_or(DEFAULT_TIMEOUT);
     Ok(Some(ServerSpec {
-        transport: transport_spec(obj)?,
+        transport: transport_spec(obj, context)?,
         timeout,
         // None by default, as in the official SDK.
         max_total_timeout: millis(obj, "maxTotalTimeout")?,
@@ -216,7 +258,7 @@ fn millis(obj: &Map<String, Value>, key: &str) -> Result<Option<Duration>, Strin
     }
 }
 
-fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {
+fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<TransportSpec, String> {
     // Besides our own `local`/`remote`, accept the type names other MCP hosts write.
     let remote = match obj.get("type") {
         None | Some(Value::Null) => {
@@ -246,7 +288,7 @@ fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {
     };
     if remote {
         let url = match obj.get("url") {
-            Some(Value::String(url)) if !url.is_empty() => url.clone(),
+            Some(Value::String(url)) if !url.is_empty() => expanded(context, "url", url)?,
             Some(other) => {
                 return Err(format!(
                     "\"url\" must be a non-empty string, got {}",
@@ -257,29 +299,73 @@ fn transport_spec(obj: &Map<String, Value>) -> Result<TransportSpec, String> {
         };
         Ok(TransportSpec::Remote(RemoteSpec {
             url,
-            headers: string_map(obj, "headers")?,
+            headers: expanded_map(obj, context, "headers")?,
         }))
     } else {
-        let (program, args) = command_line(obj)?;
-        let mut env = string_map(obj, "env")?;
-        env.extend(string_map(obj, "environment")?);
-        let cwd = match obj.get("cwd") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(dir)) => Some(PathBuf::from(dir)),
-            Some(other) => {
-                return Err(format!(
-                    "\"cwd\" must be a string, got {}",
-                    json_kind(other)
-                ));
-            }
-        };
-        Ok(TransportSpec::Local(LocalSpec {
-            program,
-            args,
-            env,
-            cwd,
-        }))
+        local_spec(obj, context).map(TransportSpec::Local)
     }
+}
+
+fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, String> {
+    let (program, args) = command_line(obj)?;
+    // Errors name the value as written: `command[2]`, or `args[1]` in the Claude form.
+    let (program_field, first_arg, args_key) = match obj.get("args") {
+        Some(_) => ("command", 0, "args"),
+        None => ("command[0]", 1, "command"),
+    };
+    let program = expanded(context, program_field, &program)?;
+    if program.is_empty() {
+        return Err("\"command\" names an empty program once expanded".into());
+    }
+    let args = args
+        .iter()
+        .enumerate()
+        .map(|(i, arg)| expanded(context, &format!("{args_key}[{}]", i + first_arg), arg))
+        .collect::<Result<_, _>>()?;
+    let mut env = match optional_string(obj, "envFile")? {
+        Some(path) => {
+            let path = PathBuf::from(expanded(context, "envFile", &path)?);
+            let path = match context.base_dir {
+                Some(dir) if path.is_relative() => dir.join(path),
+                _ => path,
+            };
+            env_file::read(&path)?
+        }
+        None => Vec::new(),
+    };
+    env.extend(expanded_map(obj, context, "env")?);
+    env.extend(expanded_map(obj, context, "environment")?);
+    let cwd = optional_string(obj, "cwd")?
+        .map(|dir| expanded(context, "cwd", &dir).map(PathBuf::from))
+        .transpose()?;
+    Ok(LocalSpec {
+        program,
+        args,
+        env,
+        cwd,
+        inherit_env: optional_bool(obj, "inheritEnv")?.unwrap_or(true),
+    })
+}
+
+/// `value` (found at `field`) with its variables expanded. The error names the variable
+/// and the field, never a value.
+fn expanded(context: &Context, field: &str, value: &str) -> Result<String, String> {
+    expand::expand(value, context.var).map_err(|Unset(name)| {
+        format!("\"{field}\" uses ${{{name}}}, which is not set and has no default")
+    })
+}
+
+/// An object of strings (see `string_map`), its values expanded.
+fn expanded_map(
+    obj: &Map<String, Value>,
+    context: &Context,
+    key: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let map = string_map(obj, key)?.into_iter().map(|(name, value)| {
+        let value = expanded(context, &format!("{key}.{name}"), &value)?;
+        Ok((name, value))
+    });
+    map.collect()
 }
 
 /// `command: [program, ...args]`. The Claude-desktop form `command: "program"` with an
@@ -346,6 +432,17 @@ fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
     })
 }
 
+fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(format!(
+            "\"{key}\" must be a string, got {}",
+            json_kind(other)
+        )),
+    }
+}
+
 fn optional_bool(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -389,21 +486,10 @@ fn json_kind(value: &Value) -> &'static str {
     }
 }
 
-/// Replaces `${NAME}` with the environment variable NAME (empty when unset).
+/// Expands `${NAME}` and `${NAME:-default}` from the environment, an unset variable without
+/// default as empty: `expandEnvHeaders`, which never fails.
 pub fn expand_env(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    let mut rest = value;
-    while let Some(start) = rest.find("${") {
-        let Some(len) = rest[start + 2..].find('}') else {
-            break;
-        };
-        out.push_str(&rest[..start]);
-        let name = &rest[start + 2..start + 2 + len];
-        out.push_str(&std::env::var(name).unwrap_or_default());
-        rest = &rest[start + 3 + len..];
-    }
-    out.push_str(rest);
-    out
+    expand::expand_or_empty(value, &process_var)
 }
 
 /// Every char outside `[a-zA-Z0-9_-]` becomes `_`.

@@ -2,16 +2,17 @@
 //! `loadMcp` (keep the sessions, expose filtered, namespaced tools) and `listMcpTools`
 //! (close everything, report the unfiltered tools).
 
-use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{McpConfig, ServerState, ToolFilter, sanitize};
+use crate::config::{McpConfig, ServerState, ToolFilter};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{Failure, Hooks, Session};
+use crate::tool_names;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -31,6 +32,8 @@ pub struct ServerOutcome {
     pub status: Status,
     /// Why it failed.
     pub reason: Option<String>,
+    /// From the start to connected and listed, or to failing; none when nothing started.
+    pub took: Option<Duration>,
     pub connected: Option<Connected>,
 }
 
@@ -56,6 +59,8 @@ pub async fn connect_all(
             let (name, state) = (entry.name.clone(), entry.state.clone());
             let (hooks, cancel) = (hooks.clone(), cancel.clone());
             tokio::spawn(async move {
+                let started = Instant::now();
+                let enabled = matches!(state, ServerState::Enabled(_));
                 let (status, reason, connected) = match state {
                     ServerState::Disabled => (Status::Disabled, None, None),
                     ServerState::Invalid(reason) => (Status::Failed, Some(reason), None),
@@ -74,10 +79,12 @@ pub async fn connect_all(
                         }
                     }
                 };
+                let took = enabled.then(|| started.elapsed());
                 ServerOutcome {
                     name,
                     status,
                     reason,
+                    took,
                     connected,
                 }
             })
@@ -90,6 +97,7 @@ pub async fn connect_all(
             name: entry.name.clone(),
             status: Status::Failed,
             reason: Some(format!("internal error: {e}")),
+            took: None,
             connected: None,
         }));
     }
@@ -141,8 +149,43 @@ pub struct Inventory {
     /// Connected servers only, config order; tools unfiltered, as listed.
     pub tools: Vec<(String, Vec<ListedTool>)>,
     pub status: Map<String, Value>,
+    /// What a doctor shows of each server, config order.
+    pub servers: Map<String, Value>,
     /// One line per failed server, for diagnostics.
     pub failures: Vec<String>,
+}
+
+/// One server as `listMcpTools` reports it in `servers`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ServerReport<'a> {
+    status: Status,
+    /// What the server answered `initialize` with.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: Option<String>,
+    /// Milliseconds from the start to listed, or to failing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    connect_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_count: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+impl ServerOutcome {
+    fn report(&self) -> Value {
+        let report = ServerReport {
+            status: self.status,
+            protocol_version: self
+                .connected
+                .as_ref()
+                .and_then(|c| c.session.protocol_version()),
+            connect_ms: self.took.map(|t| (t.as_secs_f64() * 1000.0).round()),
+            tool_count: self.connected.as_ref().map(|c| c.tools.len()),
+            error: self.reason.as_deref(),
+        };
+        serde_json::to_value(report).unwrap_or_default()
+    }
 }
 
 pub async fn list_inventory(
@@ -153,11 +196,15 @@ pub async fn list_inventory(
     let mut inventory = Inventory {
         tools: Vec::new(),
         status: Map::new(),
+        servers: Map::new(),
         failures: Vec::new(),
     };
     let mut sessions = Vec::new();
     for outcome in outcomes {
         record_status(&mut inventory.status, &mut inventory.failures, &outcome);
+        inventory
+            .servers
+            .insert(outcome.name.clone(), outcome.report());
         if let Some(connected) = outcome.connected {
             inventory.tools.push((outcome.name, connected.tools));
             sessions.push(connected.session);
@@ -181,7 +228,7 @@ fn record_status(
     }
 }
 
-/// A tool of a loaded source: the namespaced name plus how to reach it.
+/// A tool of a loaded source: its provider-safe name plus how to reach it.
 pub struct SourceTool {
     pub name: String,
     /// As the server listed it.
@@ -202,8 +249,7 @@ pub struct Source {
     pub tools: Vec<SourceTool>,
     pub status: Map<String, Value>,
     pub failures: Vec<String>,
-    /// What fails nothing but deserves a line: allowlist names that match no tool, and
-    /// tool names given to more than one tool.
+    /// What fails nothing but deserves a line: allowlist names that match no tool.
     pub warnings: Vec<String>,
 }
 
@@ -241,46 +287,30 @@ pub async fn load_source(
             ));
         }
         let server = source.sessions.len();
-        let prefix = sanitize(&outcome.name);
         for listed in tools.into_iter().filter(|t| filter.allows(&t.name)) {
-            let name = format!("{prefix}_{}", sanitize(&listed.name));
             source.tools.push(SourceTool {
-                name,
+                name: String::new(),
                 listed,
                 server,
             });
         }
         source.sessions.push(Arc::new(session));
     }
-    source.warn_of_shared_names();
+    source.name_tools();
     Ok(source)
 }
 
 impl Source {
-    /// Sanitizing can give two tools one name ("a.b" and "a_b", or server "a_b"'s "c" and
-    /// server "a"'s "b_c"); both are kept and callable, but hosts that key tools by name
-    /// would lose one, so each shared name gets a warning.
-    fn warn_of_shared_names(&mut self) {
-        let mut by_name: HashMap<&str, Vec<usize>> = HashMap::new();
-        for (index, tool) in self.tools.iter().enumerate() {
-            by_name.entry(&tool.name).or_default().push(index);
-        }
-        let mut shared: Vec<_> = by_name.into_iter().filter(|(_, i)| i.len() > 1).collect();
-        shared.sort_by_key(|(_, indices)| indices[0]);
-        for (name, indices) in shared {
-            let owners: Vec<_> = indices
-                .iter()
-                .map(|&i| {
-                    let tool = &self.tools[i];
-                    let session = &self.sessions[tool.server];
-                    let listed = session.redactor().redact(&tool.listed.name);
-                    format!("\"{listed}\" of MCP server \"{}\"", session.name())
-                })
-                .collect();
-            self.warnings.push(format!(
-                "the tool name \"{name}\" is given to {}; use \"tools\" to keep one",
-                owners.join(" and ")
-            ));
+    /// Gives every tool its provider-safe name, unique within the source.
+    fn name_tools(&mut self) {
+        let sessions = &self.sessions;
+        let pairs = self
+            .tools
+            .iter()
+            .map(|t| (sessions[t.server].name(), t.listed.name.as_str()));
+        let names = tool_names::assign(pairs);
+        for (tool, name) in self.tools.iter_mut().zip(names) {
+            tool.name = name;
         }
     }
 

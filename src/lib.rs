@@ -11,6 +11,7 @@ pub mod listed_tool;
 pub mod redact;
 pub mod session;
 pub mod store;
+pub mod tool_names;
 pub mod tool_result;
 pub mod transport;
 

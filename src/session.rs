@@ -317,6 +317,13 @@ impl Session {
         exited || self.peer.is_transport_closed()
     }
 
+    /// The protocol version the server answered `initialize` with.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.peer
+            .peer_info()
+            .map(|info| info.protocol_version.to_string())
+    }
+
     /// Whether the server's capabilities include tools.
     fn offers_tools(&self) -> bool {
         self.peer

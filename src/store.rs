@@ -26,6 +26,7 @@ use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sani
 use crate::inventory::in_parallel;
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{CallOptions, Hooks, Session};
+use crate::tool_names;
 use crate::tool_result::ToolOutput;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
@@ -207,6 +208,8 @@ pub struct ServiceStatus {
     pub connected_at: Option<String>,
     pub restarts: u32,
     pub client_id: String,
+    /// What the server answered `initialize` with, while it is connected.
+    pub protocol_version: Option<String>,
 }
 
 impl Store {
@@ -346,11 +349,10 @@ impl Store {
         let mut tools = Vec::new();
         for service in self.view(agent) {
             let service_name = service.view_name(agent);
-            let prefix = sanitize(service_name);
             let state = service.state.borrow();
             for tool in state.tools.iter() {
                 tools.push(StoreToolInfo {
-                    name: format!("{prefix}_{}", sanitize(&tool.name)),
+                    name: String::new(),
                     description: tool.description.clone().unwrap_or_default(),
                     input_schema: tool.input_schema.get().to_owned(),
                     service_name: service_name.to_owned(),
@@ -358,6 +360,14 @@ impl Store {
                     tool: tool.name.to_string(),
                 });
             }
+        }
+        let names = tool_names::assign(
+            tools
+                .iter()
+                .map(|t| (t.service_name.as_str(), t.tool.as_str())),
+        );
+        for (tool, name) in tools.iter_mut().zip(names) {
+            tool.name = name;
         }
         tools
     }
@@ -374,6 +384,11 @@ impl Store {
                     connected_at: state.connected_at.map(clock::iso8601),
                     restarts: state.restarts,
                     client_id: service.client_id(),
+                    protocol_version: service
+                        .session
+                        .borrow()
+                        .as_ref()
+                        .and_then(|s| s.protocol_version()),
                 };
                 (service.view_name(agent).to_owned(), status)
             })

@@ -51,6 +51,7 @@ pub struct ServiceStatusEntry {
     pub connected_at: Option<String>,
     pub restarts: u32,
     pub client_id: String,
+    pub protocol_version: Option<String>,
 }
 
 impl ServiceStatusEntry {
@@ -63,6 +64,7 @@ impl ServiceStatusEntry {
             connected_at: status.connected_at,
             restarts: status.restarts,
             client_id: status.client_id,
+            protocol_version: status.protocol_version,
         }
     }
 }

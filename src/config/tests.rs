@@ -1,6 +1,8 @@
 use super::*;
 use serde_json::json;
 
+mod expansion;
+
 fn config(value: Value) -> McpConfig {
     McpConfig::load(&ConfigInput::Json(value.to_string())).expect("a valid config")
 }

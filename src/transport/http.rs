@@ -22,16 +22,16 @@ use rmcp::transport::streamable_http_client::{
 
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport};
-use crate::config::{RemoteSpec, expand_env};
+use crate::config::RemoteSpec;
 
-/// The configured headers with `${NAME}` expanded from the environment now. Errors name the
-/// header, never its value.
+/// The configured headers (expanded when the config was read). Errors name the header,
+/// never its value.
 fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
     let mut headers = HeaderMap::new();
     for (name, value) in &spec.headers {
         let header = HeaderName::try_from(name.as_str())
             .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
-        let value = HeaderValue::try_from(expand_env(value)).map_err(|_| {
+        let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
             format!("the value of header \"{name}\" is not a valid HTTP header value")
         })?;
         headers.insert(header, value);

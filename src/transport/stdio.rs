@@ -39,6 +39,9 @@ impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
     pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
         let mut command = Command::new(&spec.program);
+        if !spec.inherit_env {
+            command.env_clear().envs(safe_environment());
+        }
         command
             .args(&spec.args)
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -156,6 +159,36 @@ impl Drop for ChildProcess {
         self.lease.signal(groups::Signal::Kill);
         self.lease.release();
     }
+}
+
+/// What a server started with `"inheritEnv": false` gets of the host's environment: the
+/// TypeScript SDK's `getDefaultEnvironment` set (sudo's, on Unix), plus the locale. A value
+/// starting with `()` is a shell function, which the SDK leaves out too.
+#[cfg(not(windows))]
+const SAFE_VARS: &[&str] = &[
+    "HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER", "LANG", "LC_ALL",
+];
+#[cfg(windows)]
+const SAFE_VARS: &[&str] = &[
+    "APPDATA",
+    "HOMEDRIVE",
+    "HOMEPATH",
+    "LOCALAPPDATA",
+    "PATH",
+    "PROCESSOR_ARCHITECTURE",
+    "SYSTEMDRIVE",
+    "SYSTEMROOT",
+    "TEMP",
+    "USERNAME",
+    "USERPROFILE",
+    "PROGRAMFILES",
+];
+
+fn safe_environment() -> impl Iterator<Item = (&'static str, std::ffi::OsString)> {
+    SAFE_VARS.iter().filter_map(|&name| {
+        let value = std::env::var_os(name)?;
+        (!value.as_encoded_bytes().starts_with(b"()")).then_some((name, value))
+    })
 }
 
 fn describe_status(Exit(status): Exit) -> String {

@@ -1,0 +1,60 @@
+// `toolnexus list [mcp.json] [--json]`: every server's status, protocol version, time to
+// come up, tool count and full failure reason, then its tools.
+import { listMcpTools } from "toolnexus"
+
+import { safeJson, safeLine } from "../terminal.js"
+import { fail } from "./fail.js"
+
+const usage = "usage: toolnexus list [mcp.json] [--json]   (default: ./mcp.json)"
+
+const help = `${usage}
+
+Connects to every enabled server of the config, lists its tools and disconnects.
+Per server: its status, the protocol version it answered initialize with, how long it
+took to come up, its tool count, and for a failed server the reason in full; then each
+tool with its required parameters and the first line of its description.
+
+  --json     print { servers: { <name>: { status, protocolVersion, connectMs,
+             toolCount, error, tools: [{ name, description, inputSchema }] } } }
+  -h, --help this text
+
+Exits 0 when no server failed, 1 when one did, 2 on a usage or config error.`
+
+const options = { json: { type: "boolean" }, help: { type: "boolean", short: "h" } }
+
+async function run(values, positionals) {
+  if (positionals.length > 1) return fail(usage)
+  const [path = "mcp.json"] = positionals
+  let inventory
+  try {
+    inventory = await listMcpTools(path)
+  } catch (error) {
+    return fail(`toolnexus: ${error.message}`)
+  }
+  const servers = Object.entries(inventory.servers)
+  if (values.json) {
+    const shown = servers.map(([server, report]) => [server, { ...report, tools: inventory.tools[server] ?? [] }])
+    console.log(safeJson({ servers: Object.fromEntries(shown) }))
+  } else {
+    for (const [server, report] of servers) printServer(server, report, inventory.tools[server] ?? [])
+  }
+  return servers.some(([, report]) => report.status === "failed") ? 1 : 0
+}
+
+function printServer(server, report, tools) {
+  const took = report.connectMs === undefined ? "" : `${report.connectMs} ms`
+  if (report.status === "connected") {
+    const facts = [`${report.toolCount} tools`, `protocol ${report.protocolVersion}`, `up in ${took}`]
+    console.log(safeLine(`${server}: connected (${facts.join(", ")})`))
+  } else {
+    console.log(safeLine(`${server}: ${report.status}`))
+  }
+  if (report.error !== undefined) console.log(`  ${safeLine(took ? `after ${took}: ${report.error}` : report.error)}`)
+  for (const tool of tools) {
+    const required = tool.inputSchema.required ?? []
+    const params = required.length ? ` (requires: ${required.join(", ")})` : ""
+    console.log(`  ${safeLine(`${tool.name}${params}: ${tool.description.split("\n", 1)[0]}`)}`)
+  }
+}
+
+export const listCommand = { usage, help, options, run }
