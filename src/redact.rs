@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::config::{TransportSpec, expand_env};
+use crate::config::TransportSpec;
 use crate::tool_result::ToolOutput;
 
 /// The shortest value treated as a secret, in characters.
@@ -38,7 +38,8 @@ impl Redactor {
                 remote
                     .headers
                     .iter()
-                    .flat_map(|(_, value)| with_credentials(expand_env(value))),
+                    // Expanded already, when the config was read.
+                    .flat_map(|(_, value)| with_credentials(value.clone())),
             ),
         }
     }
@@ -245,6 +246,7 @@ mod tests {
                 ("DEBUG".into(), "1".into()),
             ],
             cwd: None,
+            inherit_env: true,
         });
         let r = Redactor::for_transport(&local);
         assert_eq!(
