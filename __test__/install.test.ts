@@ -54,6 +54,12 @@ describe("npm install toolnexus from a registry", { skip: process.platform !== "
     if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
   })
 
+  it("ships the loader the build generates: binding.js is committed as built", () => {
+    // A release publishes from a clean checkout: an uncommitted loader would not be in it.
+    const diff = run("git", ["diff", "--stat", "HEAD", "--", "binding.js"], { cwd: root, env: process.env }).stdout
+    assert.equal(diff, "", `binding.js differs from the committed one; commit it:\n${diff}`)
+  })
+
   it("refuses to publish while a configured target's binary is missing, and publishes nothing", () => {
     const artifacts = run("npm", ["run", "artifacts"], { cwd: src, env: registry.env, check: false })
     assert.notEqual(artifacts.code, 0, `artifacts accepted a missing binary:\n${artifacts.output}`)
