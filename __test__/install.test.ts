@@ -10,7 +10,7 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 
 import { type Registry, startRegistry } from "./install/registry.js"
-import { firstExample, packageSize, run, stageCheckout, withoutRust } from "./install/steps.js"
+import { firstExample, packageSize, run, runAll, stageCheckout, withoutRust } from "./install/steps.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const PLATFORM_PACKAGES = { x64: "linux-x64-gnu", arm64: "linux-arm64-gnu" }
@@ -94,7 +94,7 @@ describe("npm install toolnexus from a registry", { skip: process.platform !== "
     const { packages, bytes } = packageSize(app)
     assert.deepEqual(packages.sort(), ["toolnexus", `toolnexus-${BUILT.npmDir}`])
     assert.ok(bytes < 10 * 1024 * 1024, `installed size ${bytes} bytes`)
-    console.log(`# npm install toolnexus: ${packages.length} packages, ${(bytes / 1024 / 1024).toFixed(1)} MiB`)
+    console.log(`# npm install toolnexus: ${packages.length} packages, ${(bytes / 1e6).toFixed(1)} MB`)
   })
 
   it("passes publint --strict and attw on the published tarball", () => {
@@ -106,19 +106,22 @@ describe("npm install toolnexus from a registry", { skip: process.platform !== "
     run(bin("attw"), [tarball, "--profile", "esm-only"], { cwd: tmp, env: registry.env })
   })
 
-  it("type-checks for a consumer without @types/node under TypeScript 5.9, 6 and 7", () => {
+  it("type-checks for a consumer without @types/node under TypeScript 5.9, 6 and 7", async () => {
     const dir = path.join(app, "typecheck")
     fs.mkdirSync(dir)
     fs.copyFileSync(path.join(root, "__test__", "install", "consumer.ts"), path.join(dir, "consumer.ts"))
-    for (const [resolution, module] of Object.entries(resolutions)) {
+    const checks = Object.entries(resolutions).flatMap(([resolution, module]) => {
       // Defaults otherwise; a target with async functions, as any current project has.
       const compilerOptions = { module, moduleResolution: resolution, target: "es2022", noEmit: true }
       fs.writeFileSync(path.join(dir, `tsconfig.${resolution}.json`), JSON.stringify({ compilerOptions, files: ["consumer.ts"] }))
-      for (const major of Object.keys(typescripts)) {
-        const tsc = path.join(tools, "node_modules", `ts${major}`, "bin", "tsc")
-        run(process.execPath, [tsc, "-p", `tsconfig.${resolution}.json`], { cwd: dir, env: registry.env })
-      }
-    }
+      return Object.keys(typescripts).map((major) => ({
+        cmd: process.execPath,
+        args: [path.join(tools, "node_modules", `ts${major}`, "bin", "tsc"), "-p", `tsconfig.${resolution}.json`],
+        cwd: dir,
+        env: registry.env,
+      }))
+    })
+    await runAll(checks)
   })
 
   for (const major of NODES) {

@@ -1,6 +1,6 @@
 // The pieces of the install test: running commands with their output in the failure,
 // staging a release checkout, an environment without Rust, and what an install weighs.
-import { execFileSync, spawnSync } from "node:child_process"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 
@@ -17,6 +17,29 @@ export function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJ
   const output = `$ ${cmd} ${args.join(" ")}\n${r.error ?? ""}${r.stdout}${r.stderr}`
   if (opts.check !== false && r.status !== 0) throw new Error(`exit ${r.status ?? r.signal}:\n${output}`)
   return { code: r.status, stdout: r.stdout, output }
+}
+
+export interface Command {
+  cmd: string
+  args: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+}
+
+/** Runs commands side by side; fails with the output of every one that exited non-zero. */
+export async function runAll(commands: Command[]): Promise<void> {
+  const failures = await Promise.all(
+    commands.map(
+      ({ cmd, args, cwd, env }) =>
+        new Promise<string | null>((resolve) => {
+          execFile(cmd, args, { cwd, env, timeout: 300_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
+            resolve(err ? `$ ${cmd} ${args.join(" ")} (in ${cwd})\n${err.message}\n${stdout}${stderr}` : null),
+          )
+        }),
+    ),
+  )
+  const failed = failures.filter((f) => f !== null)
+  if (failed.length > 0) throw new Error(failed.join("\n"))
 }
 
 const GIT_ID = { GIT_AUTHOR_NAME: "release", GIT_AUTHOR_EMAIL: "release@localhost", GIT_COMMITTER_NAME: "release", GIT_COMMITTER_EMAIL: "release@localhost" }
