@@ -1,7 +1,8 @@
 // `npm install toolnexus` as a user does it, on a machine with no Rust: this checkout is
 // published with its real release scripts to a loopback verdaccio, then installed into
 // an empty folder with no cargo on the PATH, where the README's first example, the docs
-// examples, the CLI and a TypeScript consumer run against it. Needs the addon `npm run build` made.
+// examples, the CLI and a TypeScript consumer run against it. Needs the addon that
+// `npm run build` made.
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import os from "node:os"
@@ -18,6 +19,8 @@ const TRIPLES = { x64: "x86_64-unknown-linux-gnu", arm64: "aarch64-unknown-linux
 const arch = process.arch as keyof typeof TRIPLES
 /** The addon `npm run build` made on this machine. */
 const BUILT = { triple: TRIPLES[arch], npmDir: PLATFORM_PACKAGES[arch], file: `toolnexus.${PLATFORM_PACKAGES[arch]}.node` }
+/** The other listed target, whose binary this machine did not build. */
+const MISSING = arch === "x64" ? { triple: TRIPLES.arm64, npmDir: PLATFORM_PACKAGES.arm64 } : { triple: TRIPLES.x64, npmDir: PLATFORM_PACKAGES.x64 }
 const version = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version as string
 const examples = ["loadMcp-1", "loadMcp-2", "loadMcp-3", "listMcpTools-1", "listMcpTools-2", "listMcpTools-3"]
 const typescripts = { "5.9": "5.9.3", "6": "6.0.3", "7": "7.0.2" }
@@ -63,12 +66,14 @@ describe("npm install toolnexus from a registry", { skip: process.platform !== "
   it("refuses to publish while a configured target's binary is missing, and publishes nothing", () => {
     const artifacts = run("npm", ["run", "artifacts"], { cwd: src, env: registry.env, check: false })
     assert.notEqual(artifacts.code, 0, `artifacts accepted a missing binary:\n${artifacts.output}`)
+    assert.ok(artifacts.output.includes(MISSING.triple), "the failure names the missing target")
     // Even with every binary but one in its package, publishing fails before it publishes.
     const placed = path.join(src, "npm", BUILT.npmDir, BUILT.file)
     fs.copyFileSync(path.join(root, BUILT.file), placed)
     const publish = run("npm", ["publish"], { cwd: src, env: registry.env, check: false })
     fs.rmSync(placed)
-    assert.notEqual(publish.code, 0, `publish succeeded with a binary missing:\n${publish.output}`)
+    assert.notEqual(publish.code, 0, `publish succeeded without the ${MISSING.npmDir} binary:\n${publish.output}`)
+    assert.ok(publish.output.includes(MISSING.npmDir), "the failure names the missing target")
     for (const name of ["toolnexus", ...Object.values(PLATFORM_PACKAGES).map((p) => `toolnexus-${p}`)]) {
       const view = run("npm", ["view", name, "version"], { cwd: tmp, env: registry.env, check: false })
       assert.notEqual(view.code, 0, `${name} was published: ${view.output}`)
