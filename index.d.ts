@@ -528,8 +528,15 @@ export interface StoreApiServer {
   readonly host: string
   /** `http://<host>:<port>`. */
   readonly url: string
-  /** The underlying `node:http` server. */
-  readonly server: import("node:http").Server
+  /**
+   * The underlying `node:http` server, typed here by what it offers so that these types
+   * need no `@types/node`; `api.server as import("node:http").Server` gives the full type.
+   */
+  readonly server: {
+    address(): unknown
+    close(callback?: (err?: Error) => void): unknown
+    on(event: string, listener: (...args: any[]) => void): unknown
+  }
   /** Stops listening and drops open connections. Idempotent. Does not close the store. */
   close(): Promise<void>
 }
