@@ -204,18 +204,19 @@ interface ServerCommon {
  * when the config is read; a `${VAR}` without default whose variable is unset fails the
  * server, naming the variable.
  */
-export type LocalServer = LocalServerEntry & (
-  | {
-      /** Program, then its arguments. */
-      command: string[]
-      args?: undefined
-    }
-  | {
-      /** The program alone; its arguments are `args`. */
-      command: string
-      args: string[]
-    }
-)
+export type LocalServer = LocalServerEntry &
+  (
+    | {
+        /** Program, then its arguments. */
+        command: string[]
+        args?: undefined
+      }
+    | {
+        /** The program alone; its arguments are `args`. */
+        command: string
+        args: string[]
+      }
+  )
 
 /** What a {@link LocalServer} has besides its command line. */
 interface LocalServerEntry extends ServerCommon {

@@ -41,9 +41,7 @@ export function parseMcpConfig(input) {
 }
 
 export async function listMcpTools(input, opts) {
-  const handle = await withSignal(opts?.signal, (canceller) =>
-    native.listMcpTools(configSource(input), canceller),
-  )
+  const handle = await withSignal(opts?.signal, (canceller) => native.listMcpTools(configSource(input), canceller))
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
   report(failures)
   for (const [server, list] of Object.entries(tools)) {
@@ -143,9 +141,7 @@ export function sanitize(name) {
 
 export function expandEnvHeaders(headers) {
   if (headers === undefined) return undefined
-  return Object.fromEntries(
-    Object.entries(headers).map(([key, value]) => [key, native.expandEnv(String(value))]),
-  )
+  return Object.fromEntries(Object.entries(headers).map(([key, value]) => [key, native.expandEnv(String(value))]))
 }
 
 export function elicitationToRequest(params) {

@@ -67,7 +67,10 @@ describe("stdio", () => {
       }
       const first = await poll(() => refused, 5_000)
       assert.ok(first, "no call failed although the server reads nothing")
-      assert.match(first.output, /^MCP server "stuck" is not reading its input \(\d+ MiB are waiting for it\); tools\/call "echo" was not sent$/)
+      assert.match(
+        first.output,
+        /^MCP server "stuck" is not reading its input \(\d+ MiB are waiting for it\); tools\/call "echo" was not sent$/,
+      )
       const grown = (process.memoryUsage.rss() - rss) / MiB
       assert.ok(grown < 200, `RSS grew by ${grown.toFixed(0)} MiB`)
     } finally {
@@ -81,7 +84,10 @@ describe("callbacks while the JS thread is busy", () => {
     const source = await loadMcp({ f: flood() })
     try {
       let seen = 0
-      const pending = toolNamed(source, "f_progress").execute({ count: 1_000, kib: 64 }, { onProgress: () => void seen++ })
+      const pending = toolNamed(source, "f_progress").execute(
+        { count: 1_000, kib: 64 },
+        { onProgress: () => void seen++ },
+      )
       busy(2_000)
       const result = await pending
       assert.equal(
@@ -97,7 +103,10 @@ describe("callbacks while the JS thread is busy", () => {
 
   test("log messages slow the server down instead of piling up, and all arrive in order", T, async () => {
     const seen: number[] = []
-    const source = await loadMcp({ f: flood() }, { onLog: (_server, _level, data) => void seen.push((data as { i: number }).i) })
+    const source = await loadMcp(
+      { f: flood() },
+      { onLog: (_server, _level, data) => void seen.push((data as { i: number }).i) },
+    )
     try {
       const rss = process.memoryUsage.rss()
       const pending = toolNamed(source, "f_log").execute({ count: 4_000, kib: 32 })
@@ -108,7 +117,10 @@ describe("callbacks while the JS thread is busy", () => {
       assert.ok(grown < 24, `RSS grew by ${grown.toFixed(0)} MiB while JS was busy`)
       await poll(() => seen.length === 4_000, 20_000)
       assert.equal(seen.length, 4_000)
-      assert.ok(seen.every((i, at) => i === at + 1), "log messages out of order")
+      assert.ok(
+        seen.every((i, at) => i === at + 1),
+        "log messages out of order",
+      )
     } finally {
       await source.close()
     }
@@ -121,10 +133,16 @@ describe("maxTotalTimeout", () => {
     try {
       const progress = toolNamed(source, "p_progress")
       const capped = await timed(() => progress.execute({ steps: 60, interval: 50 }))
-      assert.equal(capped.value.output, 'MCP server "p" did not finish tools/call "progress" within its maxTotalTimeout of 900 ms')
+      assert.equal(
+        capped.value.output,
+        'MCP server "p" did not finish tools/call "progress" within its maxTotalTimeout of 900 ms',
+      )
       assert.ok(capped.ms < 2_500, `took ${capped.ms} ms`)
       const perCall = await timed(() => progress.execute({ steps: 60, interval: 50 }, { maxTotalTimeout: 500 }))
-      assert.equal(perCall.value.output, 'MCP server "p" did not finish tools/call "progress" within its maxTotalTimeout of 500 ms')
+      assert.equal(
+        perCall.value.output,
+        'MCP server "p" did not finish tools/call "progress" within its maxTotalTimeout of 500 ms',
+      )
       // Progress alone keeps a call alive past its timeout, as long as the cap allows.
       const allowed = await progress.execute({ steps: 16, interval: 50 }, { timeout: 300, maxTotalTimeout: 60_000 })
       assert.deepEqual([allowed.isError, allowed.output], [false, "done after 16 steps"])

@@ -30,20 +30,24 @@ function writeConfig(dir: string, config: unknown, name = "mcp.json"): string {
 }
 
 describe("toolnexus list", () => {
-  test("examples/mcp.json: exit 0, the demo server's tools with required params, the remote disabled", TEST_TIMEOUT, async () => {
-    const run = await runBin(["list", "examples/mcp.json"])
-    assertExit(run, 0)
-    const lines = run.stdout.split("\n")
-    const demo = lines.findIndex((l) => l.startsWith("demo: connected"))
-    assert.ok(demo >= 0, `no "demo: connected" line\n${show(run)}`)
-    // The demo server's tools follow its line, indented, in listed order.
-    const tools = lines.slice(demo + 1, demo + 4)
-    assert.match(tools[0], /^\s+echo \(requires: text\): /, show(run))
-    assert.match(tools[1], /^\s+add \(requires: a, b\): /, show(run))
-    assert.match(tools[2], /^\s+word_count \(requires: text\): /, show(run))
-    assert.deepEqual(linesWith(run.stdout, "example-remote:"), ["example-remote: disabled"])
-    assert.equal(failureLines(run.stderr, "demo").length, 0, show(run))
-  })
+  test(
+    "examples/mcp.json: exit 0, the demo server's tools with required params, the remote disabled",
+    TEST_TIMEOUT,
+    async () => {
+      const run = await runBin(["list", "examples/mcp.json"])
+      assertExit(run, 0)
+      const lines = run.stdout.split("\n")
+      const demo = lines.findIndex((l) => l.startsWith("demo: connected"))
+      assert.ok(demo >= 0, `no "demo: connected" line\n${show(run)}`)
+      // The demo server's tools follow its line, indented, in listed order.
+      const tools = lines.slice(demo + 1, demo + 4)
+      assert.match(tools[0], /^\s+echo \(requires: text\): /, show(run))
+      assert.match(tools[1], /^\s+add \(requires: a, b\): /, show(run))
+      assert.match(tools[2], /^\s+word_count \(requires: text\): /, show(run))
+      assert.deepEqual(linesWith(run.stdout, "example-remote:"), ["example-remote: disabled"])
+      assert.equal(failureLines(run.stderr, "demo").length, 0, show(run))
+    },
+  )
 
   test("a failing server: exit 1, printed as failed; the other servers still listed", TEST_TIMEOUT, async (t) => {
     const dir = tempDir(t)
@@ -97,23 +101,33 @@ describe("toolnexus list", () => {
 const UNSAFE = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
 
 describe("toolnexus list: the doctor", () => {
-  test("each server's protocol version, time to come up, tool count, and a failure's reason in full", TEST_TIMEOUT, async (t) => {
-    const dir = tempDir(t)
-    const file = writeConfig(dir, {
-      good: { command: [NODE, DEMO_SERVER] },
-      broken: { command: [NODE, "-e", "console.error('first line'); console.error('the real cause'); process.exit(3)"] },
-      unset: { command: ["x", "${TN_SURELY_UNSET_VAR}"] },
-    })
-    const run = await runBin(["list", file])
-    assertExit(run, 1)
-    const lines = run.stdout.split("\n")
-    assert.match(lines[0]!, /^good: connected \(3 tools, protocol 2025-\d\d-\d\d, up in \d+ ms\)$/, show(run))
-    const broken = lines.indexOf("broken: failed")
-    assert.ok(broken > 0, show(run))
-    assert.match(lines[broken + 1]!, /^ {2}after \d+ ms: exited \(code 3\) during initialize; stderr: first line \| the real cause$/, show(run))
-    const unset = lines.indexOf("unset: failed")
-    assert.match(lines[unset + 1]!, /^ {2}"command\[1\]" uses \$\{TN_SURELY_UNSET_VAR\}, which is not set/, show(run))
-  })
+  test(
+    "each server's protocol version, time to come up, tool count, and a failure's reason in full",
+    TEST_TIMEOUT,
+    async (t) => {
+      const dir = tempDir(t)
+      const file = writeConfig(dir, {
+        good: { command: [NODE, DEMO_SERVER] },
+        broken: {
+          command: [NODE, "-e", "console.error('first line'); console.error('the real cause'); process.exit(3)"],
+        },
+        unset: { command: ["x", "${TN_SURELY_UNSET_VAR}"] },
+      })
+      const run = await runBin(["list", file])
+      assertExit(run, 1)
+      const lines = run.stdout.split("\n")
+      assert.match(lines[0]!, /^good: connected \(3 tools, protocol 2025-\d\d-\d\d, up in \d+ ms\)$/, show(run))
+      const broken = lines.indexOf("broken: failed")
+      assert.ok(broken > 0, show(run))
+      assert.match(
+        lines[broken + 1]!,
+        /^ {2}after \d+ ms: exited \(code 3\) during initialize; stderr: first line \| the real cause$/,
+        show(run),
+      )
+      const unset = lines.indexOf("unset: failed")
+      assert.match(lines[unset + 1]!, /^ {2}"command\[1\]" uses \$\{TN_SURELY_UNSET_VAR\}, which is not set/, show(run))
+    },
+  )
 
   test("--json: the same facts and the tools, as JSON", TEST_TIMEOUT, async (t) => {
     const file = writeConfig(tempDir(t), {
@@ -128,7 +142,10 @@ describe("toolnexus list: the doctor", () => {
     assert.match(servers.good.protocolVersion, /^2025-/)
     assert.equal(typeof servers.good.connectMs, "number")
     assert.equal(servers.good.toolCount, 3)
-    assert.deepEqual(servers.good.tools.map((x: { name: string }) => x.name), ["echo", "add", "word_count"])
+    assert.deepEqual(
+      servers.good.tools.map((x: { name: string }) => x.name),
+      ["echo", "add", "word_count"],
+    )
     assert.deepEqual(servers.good.tools[1].inputSchema.required, ["a", "b"])
     assert.deepEqual(servers.off, { status: "disabled", tools: [] })
   })
@@ -136,10 +153,19 @@ describe("toolnexus list: the doctor", () => {
   test("what servers send never reaches the terminal raw: names, descriptions, reasons", TEST_TIMEOUT, async (t) => {
     const evil = "\u001b[31mred\u001b]0;title\u0007\r\bover\u009b2J"
     const file = writeConfig(tempDir(t), {
-      srv: { command: [NODE, path.join(ROOT, "__test__", "fixtures", "server.mjs"), `--tools=${JSON.stringify([{ name: `t${evil}`, description: `d${evil}`, inputSchema: { type: "object", required: [`p${evil}`] } }])}`] },
+      srv: {
+        command: [
+          NODE,
+          path.join(ROOT, "__test__", "fixtures", "server.mjs"),
+          `--tools=${JSON.stringify([{ name: `t${evil}`, description: `d${evil}`, inputSchema: { type: "object", required: [`p${evil}`] } }])}`,
+        ],
+      },
       dying: { command: [NODE, "-e", `process.stderr.write(${JSON.stringify(`boom${evil}\n`)}); process.exit(1)`] },
     })
-    for (const [args, shown] of [[["list", file], "\\u001b[31mred"], [["list", file, "--json"], "\\u001b[31mred"]] as const) {
+    for (const [args, shown] of [
+      [["list", file], "\\u001b[31mred"],
+      [["list", file, "--json"], "\\u001b[31mred"],
+    ] as const) {
       const run = await runBin([...args])
       assertExit(run, 1)
       assert.doesNotMatch(run.stdout, UNSAFE, show(run))
@@ -165,12 +191,16 @@ describe("toolnexus call", () => {
       other: { command: [NODE, "/no/such/server.mjs"] },
     })
 
-  test("calls one tool of one server and prints its output; the tools filter does not hide it", TEST_TIMEOUT, async (t) => {
-    const run = await runBin(["call", "demo", "add", '{"a": 2, "b": 3}', "--config", config(t)])
-    assertExit(run, 0)
-    assert.equal(run.stdout.trim(), "5")
-    assert.equal(failureLines(run.stderr, "other").length, 0, `only the named server is started\n${show(run)}`)
-  })
+  test(
+    "calls one tool of one server and prints its output; the tools filter does not hide it",
+    TEST_TIMEOUT,
+    async (t) => {
+      const run = await runBin(["call", "demo", "add", '{"a": 2, "b": 3}', "--config", config(t)])
+      assertExit(run, 0)
+      assert.equal(run.stdout.trim(), "5")
+      assert.equal(failureLines(run.stderr, "other").length, 0, `only the named server is started\n${show(run)}`)
+    },
+  )
 
   test("--json prints the whole result; an error result exits 1", TEST_TIMEOUT, async (t) => {
     const file = config(t)
@@ -196,7 +226,11 @@ describe("toolnexus call", () => {
 
   for (const [what, args, pattern] of [
     ["an unknown server", ["call", "nope", "x"], /no MCP server "nope" in .*; it has: "demo", "fixture", "other"/],
-    ["an unknown tool", ["call", "demo", "nope"], /MCP server "demo" has no tool "nope"; it has: echo, add, word_count/],
+    [
+      "an unknown tool",
+      ["call", "demo", "nope"],
+      /MCP server "demo" has no tool "nope"; it has: echo, add, word_count/,
+    ],
     ["arguments that are not an object", ["call", "demo", "add", "[1]"], /must be a JSON object/],
     ["arguments that are not JSON", ["call", "demo", "add", "{a"], /not JSON/],
     ["a bad --timeout", ["call", "demo", "add", "--timeout", "soon"], /--timeout must be a positive number/],
@@ -218,7 +252,14 @@ describe("toolnexus call", () => {
   })
 
   test("a tool's output from the server is terminal-safe but keeps its lines", TEST_TIMEOUT, async (t) => {
-    const run = await runBin(["call", "fixture", "echo", JSON.stringify({ s: "a\u001b[2Jb\u009b" }), "--config", config(t)])
+    const run = await runBin([
+      "call",
+      "fixture",
+      "echo",
+      JSON.stringify({ s: "a\u001b[2Jb\u009b" }),
+      "--config",
+      config(t),
+    ])
     assertExit(run, 0)
     assert.doesNotMatch(run.stdout, UNSAFE, show(run))
     const text = await runBin(["call", "fixture", "text", "--config", config(t)])

@@ -128,7 +128,10 @@ describe("whole-call errors", () => {
 
   test("a missing file names the path and the problem", async (t) => {
     const file = path.join(tempDir(t), "no-such-mcp.json")
-    await assertFileRejected(file, /no such file|not found|ENOENT|cannot read|could not read|does not exist|unreadable/i)
+    await assertFileRejected(
+      file,
+      /no such file|not found|ENOENT|cannot read|could not read|does not exist|unreadable/i,
+    )
   })
 
   test("a file that is not JSON names the path and the problem", async (t) => {
@@ -158,7 +161,10 @@ describe("entries", () => {
     assert.deepEqual(Object.keys(inv.tools), ["on"])
     const source = await openSource(t, config)
     assert.deepEqual(source.status, { on: "connected", off1: "disabled", off2: "disabled" })
-    assert.ok(names(source).every((n) => n.startsWith("on_")), names(source).join(", "))
+    assert.ok(
+      names(source).every((n) => n.startsWith("on_")),
+      names(source).join(", "),
+    )
     await sleep(300)
     assert.equal(fs.existsSync(marks.on), true, "the enabled control server should have left its marker")
     assert.equal(fs.existsSync(marks.off1), false, "enabled: false was spawned")
@@ -191,17 +197,27 @@ describe("entries", () => {
 
     test("${VAR} expands in command, args and env; envFile is read beside the config file; inheritEnv: false keeps only the safe set", async (t) => {
       const dir = tempDir(t)
-      fs.writeFileSync(path.join(dir, "server.env"), "# server secrets\nexport TN_FILE_ONLY='from file'\nTN_TEST_OWN=file\n")
+      fs.writeFileSync(
+        path.join(dir, "server.env"),
+        "# server secrets\nexport TN_FILE_ONLY='from file'\nTN_TEST_OWN=file\n",
+      )
       const [node, script] = local().command
       const file = path.join(dir, "mcp.json")
-      fs.writeFileSync(file, JSON.stringify({
-        mcpServers: {
-          expanded: { command: node, args: [script!, "--name=${TN_TEST_PARENT}"], env: { TN_TEST_OWN: "${TN_TEST_PARENT}-${TN_NOPE:-dflt}" } },
-          filed: { command: [node, script], envFile: "server.env", env: { TN_TEST_OWN: "entry wins" } },
-          sealed: { command: [node, script], inheritEnv: false, env: { TN_TEST_OWN: "own" } },
-          unset: { command: [node, script, "${TN_NOPE}"] },
-        },
-      }))
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          mcpServers: {
+            expanded: {
+              command: node,
+              args: [script!, "--name=${TN_TEST_PARENT}"],
+              env: { TN_TEST_OWN: "${TN_TEST_PARENT}-${TN_NOPE:-dflt}" },
+            },
+            filed: { command: [node, script], envFile: "server.env", env: { TN_TEST_OWN: "entry wins" } },
+            sealed: { command: [node, script], inheritEnv: false, env: { TN_TEST_OWN: "own" } },
+            unset: { command: [node, script, "${TN_NOPE}"] },
+          },
+        }),
+      )
       const source = await openSource(t, file)
       assert.equal(source.status.unset, "failed")
       const seen = async (server: string, names: string[]) => {
@@ -210,9 +226,17 @@ describe("entries", () => {
         return JSON.parse(res.output)
       }
       assert.deepEqual(await seen("expanded", ["TN_TEST_OWN"]), { TN_TEST_OWN: "from-parent-dflt" })
-      assert.deepEqual(await seen("filed", ["TN_FILE_ONLY", "TN_TEST_OWN"]), { TN_FILE_ONLY: "from file", TN_TEST_OWN: "entry wins" })
+      assert.deepEqual(await seen("filed", ["TN_FILE_ONLY", "TN_TEST_OWN"]), {
+        TN_FILE_ONLY: "from file",
+        TN_TEST_OWN: "entry wins",
+      })
       const sealed = await seen("sealed", ["TN_TEST_PARENT", "TN_TEST_OWN", "PATH", "HOME"])
-      assert.deepEqual(sealed, { TN_TEST_PARENT: null, TN_TEST_OWN: "own", PATH: process.env.PATH ?? null, HOME: process.env.HOME ?? null })
+      assert.deepEqual(sealed, {
+        TN_TEST_PARENT: null,
+        TN_TEST_OWN: "own",
+        PATH: process.env.PATH ?? null,
+        HOME: process.env.HOME ?? null,
+      })
       const inv = await listMcpTools(file)
       assert.equal(inv.status.expanded, "connected")
     })
@@ -304,11 +328,19 @@ describe("type inference and remote entries", () => {
       typedRemote: { type: "remote", url: http.url },
       typedLocal: { type: "local", ...local('--tools=["hello"]') },
     })
-    assert.deepEqual(source.status, { remote: "connected", localish: "connected", typedRemote: "connected", typedLocal: "connected" })
+    assert.deepEqual(source.status, {
+      remote: "connected",
+      localish: "connected",
+      typedRemote: "connected",
+      typedLocal: "connected",
+    })
     const res = await toolNamed(source, "remote_echo").execute({ via: "http" })
     assert.equal(res.isError, false, res.output)
     assert.deepEqual(JSON.parse(res.output), { via: "http" })
-    assert.deepEqual(names(source).filter((n) => n.endsWith("_hello")), ["localish_hello", "typedLocal_hello"])
+    assert.deepEqual(
+      names(source).filter((n) => n.endsWith("_hello")),
+      ["localish_hello", "typedLocal_hello"],
+    )
   })
 
   describe("headers", () => {
@@ -339,7 +371,10 @@ describe("type inference and remote entries", () => {
       `
       import { loadMcp } from "toolnexus"
       const source = await loadMcp(${JSON.stringify({
-        remote: { url: deadUrl, headers: { Authorization: "Bearer ${TN_LEAK_TOKEN}", "X-Literal": "literal-secret-789" } },
+        remote: {
+          url: deadUrl,
+          headers: { Authorization: "Bearer ${TN_LEAK_TOKEN}", "X-Literal": "literal-secret-789" },
+        },
         bad: { ...exitAtOnce(), env: { TN_LEAK_ENV: "env-secret-456" } },
       })})
       console.log(JSON.stringify(source.status))

@@ -41,7 +41,10 @@ const scenarios = await clientScenarios()
 describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
   it("lists scenarios for both revisions", () => {
     for (const revision of REVISIONS) {
-      assert.ok(scenarios.some((s) => s.revisions.includes(revision) && !s.name.startsWith("auth/")), revision)
+      assert.ok(
+        scenarios.some((s) => s.revisions.includes(revision) && !s.name.startsWith("auth/")),
+        revision,
+      )
     }
   })
 
@@ -57,7 +60,10 @@ describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
           (r) => ({ ok: true, output: `${r.stdout}${r.stderr}` }),
           (e: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${e.stdout}${e.stderr}` }),
         )
-        const summary = result.output.split("\n").filter((l) => /FAIL|Error|Passed/.test(l)).join("\n")
+        const summary = result.output
+          .split("\n")
+          .filter((l) => /FAIL|Error|Passed/.test(l))
+          .join("\n")
         assert.ok(result.ok, summary)
         const [, passed, total] = /Passed: (\d+)\/(\d+), 0 failed/.exec(result.output) ?? []
         assert.ok(Number(total) > 0 && passed === total, summary)

@@ -3,7 +3,14 @@
 // as a `Request`, and its `Answer` (or its failure) resumes the in-flight tools/call.
 import assert from "node:assert/strict"
 import { describe, test } from "node:test"
-import { answerToElicitResult, elicitationToRequest, loadMcp, type Answer, type McpSource, type Request } from "toolnexus"
+import {
+  answerToElicitResult,
+  elicitationToRequest,
+  loadMcp,
+  type Answer,
+  type McpSource,
+  type Request,
+} from "toolnexus"
 import { FORM_MESSAGE, FORM_SCHEMA, URL, URL_MESSAGE } from "./fixtures/elicit-constants.mjs"
 import { fixture, NODE, poll, toolNamed } from "./helpers.js"
 
@@ -191,7 +198,12 @@ describe("elicitationToRequest", () => {
   })
 
   test("URL mode becomes an authorization request carrying the url", () => {
-    const request = elicitationToRequest({ mode: "url", message: "Log in", url: "https://x.test/a?b=1", elicitationId: "e1" })
+    const request = elicitationToRequest({
+      mode: "url",
+      message: "Log in",
+      url: "https://x.test/a?b=1",
+      elicitationId: "e1",
+    })
     assert.equal(typeof request.id, "string")
     assert.ok(request.id.length > 0)
     assert.deepEqual(request, { id: request.id, kind: "authorization", prompt: "Log in", url: "https://x.test/a?b=1" })

@@ -3,7 +3,18 @@ import assert from "node:assert/strict"
 import path from "node:path"
 import { after, before, describe, test } from "node:test"
 import { loadMcp, type McpSource, type ToolResult } from "toolnexus"
-import { FAST, local, openSource, readRecord, SHORT_TIMEOUT, tempDir, timed, toolNamed, toolsFlag, waitForEvent } from "./helpers.js"
+import {
+  FAST,
+  local,
+  openSource,
+  readRecord,
+  SHORT_TIMEOUT,
+  tempDir,
+  timed,
+  toolNamed,
+  toolsFlag,
+  waitForEvent,
+} from "./helpers.js"
 
 /** Asserts `res` is an error result whose output names `server`. */
 function assertErrorNaming(res: ToolResult, server: string) {
@@ -65,7 +76,7 @@ describe("output conversion", { timeout: 60_000 }, () => {
   test("arguments far bigger than the pipe, several at once, arrive whole and in their own calls", async () => {
     // Each request overflows the pipe to the server, so the rest waits in the writer's backlog
     // while the JS thread goes on.
-    const texts = ["a", "b", "c", "d"].map((c) => c.repeat(300_000) + "é\n\"")
+    const texts = ["a", "b", "c", "d"].map((c) => c.repeat(300_000) + 'é\n"')
     const results = await Promise.all(texts.map((text) => call("echo", { text })))
     assert.deepEqual(
       results.map((res) => JSON.parse(res.output).text),
@@ -136,12 +147,18 @@ describe("the call itself", { timeout: 60_000 }, () => {
     assert.ok(cancelled, `no notifications/cancelled reached the server; record: ${JSON.stringify(readRecord(record))}`)
     assert.equal(cancelled.requestId, started.requestId)
     const after = await toolNamed(source, "fx_echo").execute({ still: "here" })
-    assert.deepEqual([after.isError, after.output], [false, '{"still":"here"}'], "the connection should survive an aborted call")
+    assert.deepEqual(
+      [after.isError, after.output],
+      [false, '{"still":"here"}'],
+      "the connection should survive an aborted call",
+    )
   })
 
   test("an already aborted ctx.signal gives an error result at once", async (t) => {
     const source = await openSource(t, { fx: local() })
-    const { value: res, ms } = await timed(() => toolNamed(source, "fx_hang").execute({}, { signal: AbortSignal.abort() }))
+    const { value: res, ms } = await timed(() =>
+      toolNamed(source, "fx_hang").execute({}, { signal: AbortSignal.abort() }),
+    )
     assert.equal(res.output, 'MCP server "fx": tools/call "hang" was aborted', "worded as a call aborted in flight")
     assert.equal(res.isError, true)
     assert.ok(ms < FAST, `took ${ms} ms`)

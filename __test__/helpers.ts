@@ -137,7 +137,11 @@ export function readRecord<T = CallEvent>(file: string): T[] {
 }
 
 /** Waits up to `ms` for a recorded event matching `match`. */
-export function waitForEvent(file: string, match: (e: CallEvent) => boolean, ms = 5_000): Promise<CallEvent | undefined> {
+export function waitForEvent(
+  file: string,
+  match: (e: CallEvent) => boolean,
+  ms = 5_000,
+): Promise<CallEvent | undefined> {
   return poll(() => readRecord(file).find(match), ms)
 }
 
@@ -201,14 +205,21 @@ export const failureLines = (stderr: string, server: string) =>
 /** Asserts the child ran to completion with exit code 0, showing its output otherwise. */
 export function assertCleanExit(run: NodeRun): void {
   assert.equal(run.timedOut, false, `child Node did not exit on its own\nstdout: ${run.stdout}\nstderr: ${run.stderr}`)
-  assert.equal(run.code, 0, `child Node exit code ${run.code} (signal ${run.signal})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`)
+  assert.equal(
+    run.code,
+    0,
+    `child Node exit code ${run.code} (signal ${run.signal})\nstdout: ${run.stdout}\nstderr: ${run.stderr}`,
+  )
 }
 
 // ---------------------------------------------------------------- toolnexus
 
-
 /** loadMcp, closing the source when the test ends. */
-export async function openSource(t: TestContext, input: string | object, opts?: Parameters<typeof loadMcp>[1]): Promise<McpSource> {
+export async function openSource(
+  t: TestContext,
+  input: string | object,
+  opts?: Parameters<typeof loadMcp>[1],
+): Promise<McpSource> {
   const source = await loadMcp(input, opts)
   t.after(() => source.close())
   return source

@@ -7,7 +7,10 @@ import { test } from "node:test"
 import { listMcpTools } from "toolnexus"
 import { local, tempDir, toolsFlag } from "./helpers.js"
 
-const add = { name: "add", inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } } }
+const add = {
+  name: "add",
+  inputSchema: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } },
+}
 const echo = { name: "echo", inputSchema: { type: "object", properties: { text: { type: "string" } } } }
 const ping = { name: "ping", inputSchema: { type: "object", properties: { host: { type: "string" } } } }
 
@@ -26,7 +29,9 @@ test("listMcpTools gives every tool its own schema when names are integer-like",
   assert.deepEqual(Object.keys(inv.status), ["1", "b"])
   assert.deepEqual(Object.keys(inv.tools), ["1", "b"])
   const schemas = Object.fromEntries(
-    Object.entries(inv.tools).flatMap(([server, tools]) => tools.map((x) => [`${server}/${x.name}`, x.inputSchema.properties])),
+    Object.entries(inv.tools).flatMap(([server, tools]) =>
+      tools.map((x) => [`${server}/${x.name}`, x.inputSchema.properties]),
+    ),
   )
   assert.deepEqual(schemas, {
     "1/echo": echo.inputSchema.properties,

@@ -43,7 +43,11 @@ function trees(t: TestContext) {
 }
 
 const assertAllAlive = (pids: number[], what: string) =>
-  assert.deepEqual(pids.filter((pid) => !isAlive(pid)), [], `${what} should still be running`)
+  assert.deepEqual(
+    pids.filter((pid) => !isAlive(pid)),
+    [],
+    `${what} should still be running`,
+  )
 
 describe("no leftovers", { timeout: 90_000 }, () => {
   test("listMcpTools has ended every tree when it settles", async (t) => {

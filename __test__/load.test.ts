@@ -42,14 +42,24 @@ describe("order", () => {
     const inv = await listMcpTools(config())
     assert.deepEqual(Object.entries(inv.status), Object.entries(status))
     assert.deepEqual(Object.keys(inv.tools), ["slow", "fast"])
-    assert.deepEqual(inv.tools.slow.map((x) => x.name), ["b", "a"])
-    assert.deepEqual(inv.tools.fast.map((x) => x.name), ["d", "c"])
+    assert.deepEqual(
+      inv.tools.slow.map((x) => x.name),
+      ["b", "a"],
+    )
+    assert.deepEqual(
+      inv.tools.fast.map((x) => x.name),
+      ["d", "c"],
+    )
   })
 
   test("servers connect in parallel", async (t) => {
     const delay = 3_000
     const { value: source, ms } = await timed(() =>
-      openSource(t, { a: local(`--list-delay=${delay}`), b: local(`--list-delay=${delay}`), c: local(`--list-delay=${delay}`) }),
+      openSource(t, {
+        a: local(`--list-delay=${delay}`),
+        b: local(`--list-delay=${delay}`),
+        c: local(`--list-delay=${delay}`),
+      }),
     )
     assert.deepEqual(source.status, { a: "connected", b: "connected", c: "connected" })
     assert.ok(ms < 2.5 * delay, `three servers each needing ${delay} ms took ${ms} ms together`)
@@ -71,9 +81,19 @@ describe("tool shape", () => {
 
   test("loadMcp: prefixed name, description, normalised closed schema, source mcp", async (t) => {
     const source = await openSource(t, config())
-    const shape = source.tools.map(({ name, description, inputSchema, source: from }) => ({ name, description, inputSchema, source: from }))
+    const shape = source.tools.map(({ name, description, inputSchema, source: from }) => ({
+      name,
+      description,
+      inputSchema,
+      source: from,
+    }))
     assert.deepEqual(shape, [
-      { name: "srv_full", description: "Has a full schema", inputSchema: { ...schemas.full, additionalProperties: false }, source: "mcp" },
+      {
+        name: "srv_full",
+        description: "Has a full schema",
+        inputSchema: { ...schemas.full, additionalProperties: false },
+        source: "mcp",
+      },
       {
         name: "srv_noProps",
         description: "No properties",
@@ -110,7 +130,11 @@ describe("tool shape", () => {
     assert.deepEqual(inv.tools.srv, [
       { name: "full", description: "Has a full schema", inputSchema: schemas.full },
       { name: "noProps", description: "No properties", inputSchema: { type: "object", properties: {} } },
-      { name: "noType", description: "No type", inputSchema: { type: "object", properties: { n: { type: "number" } } } },
+      {
+        name: "noType",
+        description: "No type",
+        inputSchema: { type: "object", properties: { n: { type: "number" } } },
+      },
     ])
     // Schemas are parsed when read, and still plain data to JSON.stringify.
     assert.deepEqual(JSON.parse(JSON.stringify(inv)).tools.srv[0].inputSchema, schemas.full)
@@ -124,7 +148,10 @@ describe("tool shape", () => {
     assert.deepEqual(names(source), ["my_srv_do_it", "a-b_c_x_y_z", "a-b_c_ok-name_1", "a-b_c__n_"])
     const inv = await listMcpTools({ "my.srv": local(toolsFlag(["do it"])) })
     assert.deepEqual(Object.keys(inv.tools), ["my.srv"])
-    assert.deepEqual(inv.tools["my.srv"].map((x) => x.name), ["do it"])
+    assert.deepEqual(
+      inv.tools["my.srv"].map((x) => x.name),
+      ["do it"],
+    )
   })
 })
 
@@ -151,7 +178,11 @@ describe("tools allowlist", () => {
   test("listMcpTools ignores it", async () => {
     const inv = await listMcpTools(config())
     for (const server of Object.keys(config())) {
-      assert.deepEqual(inv.tools[server].map((x) => x.name), ["a", "b", "c", "d"], server)
+      assert.deepEqual(
+        inv.tools[server].map((x) => x.name),
+        ["a", "b", "c", "d"],
+        server,
+      )
     }
   })
 
@@ -175,7 +206,12 @@ describe("tools allowlist", () => {
 describe("provider-safe names", () => {
   const SAFE = /^[a-zA-Z0-9_-]{1,64}$/
   const recorded = (file: string) =>
-    fs.readFileSync(file, "utf8").trim().split("\n").map((l) => JSON.parse(l)).filter((e) => e.event === "started")
+    fs
+      .readFileSync(file, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.event === "started")
 
   test("two tools that sanitize to one name both get distinct hashed names, without a warning, each calling its own tool", async (t) => {
     const record = path.join(tempDir(t), "calls.jsonl")
@@ -190,13 +226,24 @@ describe("provider-safe names", () => {
     assertCleanExit(run)
     assert.equal(run.stderr, "", "no warning: no two tools share a name")
     const tools: Array<[string, { server: string; tool: string }]> = JSON.parse(run.stdout)
-    assert.deepEqual(tools.map(([, m]) => m), [{ server: "x", tool: "a.b" }, { server: "x", tool: "a_b" }, { server: "x", tool: "c" }])
+    assert.deepEqual(
+      tools.map(([, m]) => m),
+      [
+        { server: "x", tool: "a.b" },
+        { server: "x", tool: "a_b" },
+        { server: "x", tool: "c" },
+      ],
+    )
     const [ab1, ab2, c] = tools.map(([n]) => n)
     assert.equal(c, "x_c", "a name nothing else takes stays server_tool")
     assert.match(ab1!, /^x_a_b_[0-9a-f]{8}$/)
     assert.match(ab2!, /^x_a_b_[0-9a-f]{8}$/)
     assert.notEqual(ab1, ab2)
-    assert.deepEqual(recorded(record).map((e) => e.tool), ["a.b", "a_b", "c"], "each name calls the tool it was made from")
+    assert.deepEqual(
+      recorded(record).map((e) => e.tool),
+      ["a.b", "a_b", "c"],
+      "each name calls the tool it was made from",
+    )
 
     // The same names on every load, whatever order the server lists the tools in.
     const again = await openSource(t, { x: local(toolsFlag(["c", "a_b", "a.b"])) })
@@ -215,7 +262,11 @@ describe("provider-safe names", () => {
     // The README's example, to the character: the rule is the documented one, in every process.
     assert.equal(first!.name, "a-very-long-server-n_search_every_document_in_the_knowl_37f05e61")
     assert.deepEqual(first!.metadata, { server, tool: longTool })
-    assert.deepEqual(Object.keys(first!), ["name", "description", "inputSchema", "source", "execute"], "metadata is not an own enumerable key")
+    assert.deepEqual(
+      Object.keys(first!),
+      ["name", "description", "inputSchema", "source", "execute"],
+      "metadata is not an own enumerable key",
+    )
     const res = await first!.execute({ q: 1 })
     assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { q: 1 }])
     const again = await openSource(t, config)
@@ -230,9 +281,15 @@ describe("pagination", () => {
     const config = { paged: local("--page-size=3", toolsFlag(letters)) }
     const source = await openSource(t, config)
     assert.equal(source.status.paged, "connected")
-    assert.deepEqual(names(source), letters.map((l) => `paged_${l}`))
+    assert.deepEqual(
+      names(source),
+      letters.map((l) => `paged_${l}`),
+    )
     const inv = await listMcpTools(config)
-    assert.deepEqual(inv.tools.paged.map((x) => x.name), letters)
+    assert.deepEqual(
+      inv.tools.paged.map((x) => x.name),
+      letters,
+    )
   })
 
   test("1000 pages are fine; a repeated cursor or endless pages fail that server only", async (t) => {
@@ -273,7 +330,11 @@ describe("failures", () => {
 
   test("a server that exits at once, or cannot be spawned, fails well before the default timeout", async (t) => {
     const { value: source, ms } = await timed(() =>
-      openSource(t, { bad: exitAtOnce(), nobin: { command: ["/no/such/binary-toolnexus"] }, good: local(toolsFlag(["x"])) }),
+      openSource(t, {
+        bad: exitAtOnce(),
+        nobin: { command: ["/no/such/binary-toolnexus"] },
+        good: local(toolsFlag(["x"])),
+      }),
     )
     assert.deepEqual(source.status, { bad: "failed", nobin: "failed", good: "connected" })
     assert.ok(ms < FAST, `took ${ms} ms; the default timeout is ${DEFAULT_TIMEOUT} ms`)
@@ -319,7 +380,10 @@ describe("opts.signal", () => {
       const controller = new AbortController()
       const reason = new Error("stop before starting")
       controller.abort(reason)
-      await assert.rejects(fn({ s: local(`--marker=${marker}`) }, { signal: controller.signal }), (err) => err === reason)
+      await assert.rejects(
+        fn({ s: local(`--marker=${marker}`) }, { signal: controller.signal }),
+        (err) => err === reason,
+      )
       await sleep(500)
       assert.equal(fs.existsSync(marker), false, "a server was spawned for an aborted call")
     })

@@ -54,7 +54,9 @@ describe("buildMcpServer", () => {
       tools.map((t) => t.name),
       ["fail"],
     )
-    await assert.rejects(s.client.callTool({ name: "echo", arguments: { text: "x" } }), { code: ErrorCode.InvalidParams })
+    await assert.rejects(s.client.callTool({ name: "echo", arguments: { text: "x" } }), {
+      code: ErrorCode.InvalidParams,
+    })
   })
 
   it("advertises serverInfo toolnexus/<package version> and the tools capability by default", async (t) => {
@@ -90,7 +92,11 @@ describe("buildMcpServer", () => {
       description: "",
       inputSchema: { type: "object" as const, properties: {} },
       source: "mcp",
-      execute: async () => ({ output: '{"points":3}', isError: false, metadata: { content, structuredContent: { points: 3 } } }),
+      execute: async () => ({
+        output: '{"points":3}',
+        isError: false,
+        metadata: { content, structuredContent: { points: 3 } },
+      }),
     }
     const s = await serve(t, [chart])
     assert.deepEqual(await s.client.callTool({ name: "chart", arguments: {} }), {
@@ -217,7 +223,13 @@ register(${JSON.stringify("data:text/javascript," + encodeURIComponent(blockSdkH
 async function importWithoutSdk(modules: string[], body: string) {
   const script =
     modules.map((m, i) => `import * as m${i} from ${JSON.stringify(new URL(m, root).href)}`).join("\n") + "\n" + body
-  const args = ["--import", "data:text/javascript," + encodeURIComponent(registerHook), "--input-type=module", "-e", script]
+  const args = [
+    "--import",
+    "data:text/javascript," + encodeURIComponent(registerHook),
+    "--input-type=module",
+    "-e",
+    script,
+  ]
   return promisify(execFile)(process.execPath, args, { cwd: root })
 }
 
@@ -233,8 +245,15 @@ describe("lazy SDK loading", () => {
     assert.equal(stdout.trim(), "ok")
   })
 
-  it("importing toolnexus does not load the SDK", { skip: !fs.existsSync(new URL("index.js", root)) && "no index.js yet" }, async () => {
-    const { stdout } = await importWithoutSdk(["index.js"], `if (typeof m0.buildMcpServer !== "function") throw new Error("no buildMcpServer"); console.log("ok")`)
-    assert.equal(stdout.trim(), "ok")
-  })
+  it(
+    "importing toolnexus does not load the SDK",
+    { skip: !fs.existsSync(new URL("index.js", root)) && "no index.js yet" },
+    async () => {
+      const { stdout } = await importWithoutSdk(
+        ["index.js"],
+        `if (typeof m0.buildMcpServer !== "function") throw new Error("no buildMcpServer"); console.log("ok")`,
+      )
+      assert.equal(stdout.trim(), "ok")
+    },
+  )
 })

@@ -44,7 +44,10 @@ describe("streamable HTTP", () => {
         try {
           const inv = await listMcpTools({ r: { url: srv.url } })
           assert.deepEqual(inv.status, { r: "connected" })
-          assert.deepEqual(inv.tools.r.map((x) => x.name), TOOL_NAMES)
+          assert.deepEqual(
+            inv.tools.r.map((x) => x.name),
+            TOOL_NAMES,
+          )
 
           await withSource({ r: { url: srv.url } }, async (source) => {
             assert.deepEqual(source.status, { r: "connected" })
@@ -59,10 +62,14 @@ describe("streamable HTTP", () => {
               const sid = srv.issued.at(-1)
               assert.ok(sid, "the server issued no session id")
               assert.equal(session.output, sid, "the call did not arrive on the session the server issued")
-              const after = srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize") && e.sessionId !== undefined)
+              const after = srv.log.filter(
+                (e) => e.method === "POST" && !e.rpc.includes("initialize") && e.sessionId !== undefined,
+              )
               assert.ok(after.length > 0)
               assert.ok(
-                srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize")).every((e) => e.sessionId !== undefined),
+                srv.log
+                  .filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
+                  .every((e) => e.sessionId !== undefined),
                 `a POST after initialize lacked Mcp-Session-Id: ${JSON.stringify(srv.log)}`,
               )
             } else {
@@ -84,20 +91,30 @@ describe("streamable HTTP", () => {
     }
   }
 
-  test("a stateful session sends the negotiated protocol version after initialize, and DELETEs the session on close", T, async () => {
-    const srv = await startStreamable({ stateful: true })
-    try {
-      await withSource({ there: { type: "remote", url: srv.url } }, async (source) => {
-        await assertEcho(source, "there")
-      })
-      const posts = srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
-      assert.ok(posts.length > 0 && posts.every((e) => typeof e.protocolVersion === "string" && e.protocolVersion.length > 0), JSON.stringify(srv.log))
-      const session = posts[0].sessionId
-      assert.ok(srv.log.some((e) => e.method === "DELETE" && e.sessionId === session), `no DELETE of the session: ${JSON.stringify(srv.log)}`)
-    } finally {
-      await srv.close()
-    }
-  })
+  test(
+    "a stateful session sends the negotiated protocol version after initialize, and DELETEs the session on close",
+    T,
+    async () => {
+      const srv = await startStreamable({ stateful: true })
+      try {
+        await withSource({ there: { type: "remote", url: srv.url } }, async (source) => {
+          await assertEcho(source, "there")
+        })
+        const posts = srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
+        assert.ok(
+          posts.length > 0 && posts.every((e) => typeof e.protocolVersion === "string" && e.protocolVersion.length > 0),
+          JSON.stringify(srv.log),
+        )
+        const session = posts[0].sessionId
+        assert.ok(
+          srv.log.some((e) => e.method === "DELETE" && e.sessionId === session),
+          `no DELETE of the session: ${JSON.stringify(srv.log)}`,
+        )
+      } finally {
+        await srv.close()
+      }
+    },
+  )
 
   test("one loadMcp call mixes a local stdio server and a remote one", T, async () => {
     const srv = await startStreamable({ stateful: true })
@@ -135,12 +152,21 @@ describe("legacy HTTP+SSE fallback (2024-11-05)", () => {
           `no GET /sse stream: ${JSON.stringify(srv.log)}`,
         )
         const posted = srv.log.filter((e) => e.method === "POST" && e.path.startsWith("/messages?sessionId="))
-        assert.ok(posted.some((e) => e.rpc.includes("initialize")), JSON.stringify(srv.log))
-        assert.ok(posted.some((e) => e.rpc.includes("tools/call")), JSON.stringify(srv.log))
+        assert.ok(
+          posted.some((e) => e.rpc.includes("initialize")),
+          JSON.stringify(srv.log),
+        )
+        assert.ok(
+          posted.some((e) => e.rpc.includes("tools/call")),
+          JSON.stringify(srv.log),
+        )
 
         const inv = await listMcpTools({ old: { url: srv.url } })
         assert.deepEqual(inv.status, { old: "connected" })
-        assert.deepEqual(inv.tools.old.map((x) => x.name), TOOL_NAMES)
+        assert.deepEqual(
+          inv.tools.old.map((x) => x.name),
+          TOOL_NAMES,
+        )
       } finally {
         await srv.close()
       }
@@ -154,10 +180,13 @@ describe("bearer token from the environment", () => {
     const srv = await startStreamable({ stateful: true, token })
     process.env.TN_REMOTE_TOKEN = token
     try {
-      await withSource({ authed: { url: srv.url, headers: { Authorization: "Bearer ${TN_REMOTE_TOKEN}" } } }, async (source) => {
-        assert.deepEqual(source.status, { authed: "connected" })
-        await assertEcho(source, "authed")
-      })
+      await withSource(
+        { authed: { url: srv.url, headers: { Authorization: "Bearer ${TN_REMOTE_TOKEN}" } } },
+        async (source) => {
+          assert.deepEqual(source.status, { authed: "connected" })
+          await assertEcho(source, "authed")
+        },
+      )
     } finally {
       delete process.env.TN_REMOTE_TOKEN
       await srv.close()
@@ -214,7 +243,10 @@ describe("bearer token from the environment", () => {
       const config = {
         good: { url: good.url, headers: { Authorization: "Bearer ${TN_RIGHT}" } },
         bad: { url: bad.url, headers: { Authorization: "Bearer ${TN_WRONG}" } },
-        refused: { url: `http://127.0.0.1:${dead}/mcp`, headers: { Authorization: "Bearer ${TN_RIGHT}", "X-Api-Key": "${TN_WRONG}" } },
+        refused: {
+          url: `http://127.0.0.1:${dead}/mcp`,
+          headers: { Authorization: "Bearer ${TN_RIGHT}", "X-Api-Key": "${TN_WRONG}" },
+        },
       }
       const run = await runNode(
         `
@@ -288,34 +320,38 @@ describe("stream resumption", () => {
 
 describe("session expiry", () => {
   for (const json of [false, true]) {
-    test(`a 404 for an expired session id re-initializes once and the call succeeds (${json ? "JSON" : "SSE"} responses)`, T, async () => {
-      const srv = await startStreamable({ stateful: true, json })
-      try {
-        await withSource({ exp: { url: srv.url, timeout: 20_000 } }, async (source) => {
-          const first = await toolNamed(source, "exp_session").execute({})
-          assert.equal(first.isError, false, first.output)
-          assert.deepEqual(srv.issued, [first.output])
-          assert.equal(srv.initializes(), 1)
+    test(
+      `a 404 for an expired session id re-initializes once and the call succeeds (${json ? "JSON" : "SSE"} responses)`,
+      T,
+      async () => {
+        const srv = await startStreamable({ stateful: true, json })
+        try {
+          await withSource({ exp: { url: srv.url, timeout: 20_000 } }, async (source) => {
+            const first = await toolNamed(source, "exp_session").execute({})
+            assert.equal(first.isError, false, first.output)
+            assert.deepEqual(srv.issued, [first.output])
+            assert.equal(srv.initializes(), 1)
 
-          await srv.expireSessions()
-          const second = await toolNamed(source, "exp_session").execute({})
-          assert.equal(second.isError, false, second.output)
-          assert.equal(srv.issued.length, 2, `sessions issued: ${JSON.stringify(srv.issued)}`)
-          assert.equal(second.output, srv.issued[1], "the retried call did not run on the new session")
-          assert.equal(srv.initializes(), 2)
-          assert.ok(
-            srv.log.some((e) => e.sessionId === srv.issued[0] && e.status === 404),
-            `the old session id never got its 404: ${JSON.stringify(srv.log)}`,
-          )
+            await srv.expireSessions()
+            const second = await toolNamed(source, "exp_session").execute({})
+            assert.equal(second.isError, false, second.output)
+            assert.equal(srv.issued.length, 2, `sessions issued: ${JSON.stringify(srv.issued)}`)
+            assert.equal(second.output, srv.issued[1], "the retried call did not run on the new session")
+            assert.equal(srv.initializes(), 2)
+            assert.ok(
+              srv.log.some((e) => e.sessionId === srv.issued[0] && e.status === 404),
+              `the old session id never got its 404: ${JSON.stringify(srv.log)}`,
+            )
 
-          // settled on the new session: no more re-initializing
-          await assertEcho(source, "exp")
-          assert.equal(srv.initializes(), 2)
-        })
-      } finally {
-        await srv.close()
-      }
-    })
+            // settled on the new session: no more re-initializing
+            await assertEcho(source, "exp")
+            assert.equal(srv.initializes(), 2)
+          })
+        } finally {
+          await srv.close()
+        }
+      },
+    )
   }
 
   test("a server that keeps answering 404 gets one re-initialize per call, then an error result", T, async () => {
@@ -380,7 +416,10 @@ describe("failures are isolated per server", () => {
     const srv = await startStatus(404)
     try {
       await isolated({ url: srv.url }, /404/)
-      assert.ok(srv.log.some((e) => e.method === "POST"), JSON.stringify(srv.log))
+      assert.ok(
+        srv.log.some((e) => e.method === "POST"),
+        JSON.stringify(srv.log),
+      )
     } finally {
       await srv.close()
     }
@@ -408,29 +447,39 @@ describe("failures are isolated per server", () => {
   })
 
   // A JSON-RPC error without an id still answers the request its POST carried.
-  test("tools/list answered with HTTP 400 and an id-less JSON-RPC error fails that server at once, with the server's message", T, async () => {
-    const srv = await startRejecting("tools/list")
-    try {
-      const { ms } = await timed(() => isolated({ url: srv.url, timeout: 30_000 }, /tools\/list.*No valid session ID provided/))
-      assert.ok(ms < 20_000, `the rejection was noticed only after ${ms} ms`)
-    } finally {
-      await srv.close()
-    }
-  })
-
-  test("tools/call answered with HTTP 400 and an id-less JSON-RPC error resolves at once, with the server's message", T, async () => {
-    const srv = await startRejecting("tools/call")
-    try {
-      await withSource({ rej: { url: srv.url, timeout: 30_000 } }, async (source) => {
-        const { value: res, ms } = await timed(() => toolNamed(source, "rej_t").execute({}))
-        assert.equal(res.isError, true, res.output)
-        assert.match(res.output, /^MCP server "rej" .*tools\/call "t".*No valid session ID provided/)
+  test(
+    "tools/list answered with HTTP 400 and an id-less JSON-RPC error fails that server at once, with the server's message",
+    T,
+    async () => {
+      const srv = await startRejecting("tools/list")
+      try {
+        const { ms } = await timed(() =>
+          isolated({ url: srv.url, timeout: 30_000 }, /tools\/list.*No valid session ID provided/),
+        )
         assert.ok(ms < 20_000, `the rejection was noticed only after ${ms} ms`)
-      })
-    } finally {
-      await srv.close()
-    }
-  })
+      } finally {
+        await srv.close()
+      }
+    },
+  )
+
+  test(
+    "tools/call answered with HTTP 400 and an id-less JSON-RPC error resolves at once, with the server's message",
+    T,
+    async () => {
+      const srv = await startRejecting("tools/call")
+      try {
+        await withSource({ rej: { url: srv.url, timeout: 30_000 } }, async (source) => {
+          const { value: res, ms } = await timed(() => toolNamed(source, "rej_t").execute({}))
+          assert.equal(res.isError, true, res.output)
+          assert.match(res.output, /^MCP server "rej" .*tools\/call "t".*No valid session ID provided/)
+          assert.ok(ms < 20_000, `the rejection was noticed only after ${ms} ms`)
+        })
+      } finally {
+        await srv.close()
+      }
+    },
+  )
 
   test("a server gone after loading: the call's error says it cannot be reached, in words", T, async () => {
     const srv = await startStreamable()
@@ -448,14 +497,17 @@ describe("failures are isolated per server", () => {
   test("a server that closes the connection mid-call: execute resolves an error naming the server", T, async () => {
     const srv = await startStreamable()
     try {
-      await withSource({ flaky: { url: srv.url, timeout: 20_000 }, other: local('--tools=["echo"]') }, async (source) => {
-        assert.deepEqual(source.status, { flaky: "connected", other: "connected" })
-        const { value: res, ms } = await timed(() => toolNamed(source, "flaky_drop_connection").execute({}))
-        assert.equal(res.isError, true, res.output)
-        assert.match(res.output, /"flaky"/)
-        assert.ok(ms < 15_000, `the dropped connection was noticed only after ${ms} ms`)
-        await assertEcho(source, "other")
-      })
+      await withSource(
+        { flaky: { url: srv.url, timeout: 20_000 }, other: local('--tools=["echo"]') },
+        async (source) => {
+          assert.deepEqual(source.status, { flaky: "connected", other: "connected" })
+          const { value: res, ms } = await timed(() => toolNamed(source, "flaky_drop_connection").execute({}))
+          assert.equal(res.isError, true, res.output)
+          assert.match(res.output, /"flaky"/)
+          assert.ok(ms < 15_000, `the dropped connection was noticed only after ${ms} ms`)
+          await assertEcho(source, "other")
+        },
+      )
     } finally {
       await srv.close()
     }

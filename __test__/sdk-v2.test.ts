@@ -24,7 +24,10 @@ interface Mode {
 
 const stdio = (legacy: string): Mode => ({
   name: `stdio, legacy: "${legacy}"`,
-  start: async () => ({ entry: { command: [NODE, fixture("v2-server.mjs"), `--legacy=${legacy}`] }, stop: async () => {} }),
+  start: async () => ({
+    entry: { command: [NODE, fixture("v2-server.mjs"), `--legacy=${legacy}`] },
+    stop: async () => {},
+  }),
   todo: legacy === "reject" ? MODERN_ONLY : undefined,
 })
 
@@ -37,7 +40,8 @@ const overHttp = (legacy: string): Mode => ({
   todo: legacy === "reject" ? MODERN_ONLY : undefined,
   // Each 2025 request meets a fresh server instance that never saw initialize, so it
   // cannot know the client offers elicitation; per-request capabilities are modern.
-  elicitationTodo: legacy === "stateless" ? "a stateless 2025 server cannot see the client's capabilities (issue 10)" : undefined,
+  elicitationTodo:
+    legacy === "stateless" ? "a stateless 2025 server cannot see the client's capabilities (issue 10)" : undefined,
 })
 
 const MODES = [stdio("serve"), stdio("reject"), overHttp("stateless"), overHttp("reject")]
@@ -70,7 +74,10 @@ for (const mode of MODES) {
       try {
         const inventory = await listMcpTools({ v2: server.entry })
         assert.deepEqual(inventory.status, { v2: "connected" })
-        assert.deepEqual(inventory.tools.v2?.map((t) => t.name), TOOLS)
+        assert.deepEqual(
+          inventory.tools.v2?.map((t) => t.name),
+          TOOLS,
+        )
         const add = inventory.tools.v2?.find((t) => t.name === "add")
         assert.deepEqual(add?.inputSchema.required, ["a", "b"])
       } finally {
@@ -80,7 +87,10 @@ for (const mode of MODES) {
 
     test("calls give text, structured content and error results", { todo }, async () => {
       await withServer(mode, {}, async (source) => {
-        assert.deepEqual(source.tools.map((t) => t.name), TOOLS.map((n) => `v2_${n}`))
+        assert.deepEqual(
+          source.tools.map((t) => t.name),
+          TOOLS.map((n) => `v2_${n}`),
+        )
         assertOk(await tool(source, "echo").execute({ text: "hello v2" }), "hello v2")
         assertOk(await tool(source, "add").execute({ a: 2, b: 3.5 }), '{"sum":5.5}')
         const failed = await tool(source, "fail").execute({})
@@ -103,7 +113,11 @@ for (const mode of MODES) {
 
     describe("elicitation", () => {
       const answers: Array<[string, (req: Request) => Promise<Answer>, object]> = [
-        ["accepted", async (req) => ({ id: req.id, ok: true, data: { name: "Ada" } }), { action: "accept", content: { ...ALL_DEFAULTS, name: "Ada" } }],
+        [
+          "accepted",
+          async (req) => ({ id: req.id, ok: true, data: { name: "Ada" } }),
+          { action: "accept", content: { ...ALL_DEFAULTS, name: "Ada" } },
+        ],
         ["declined", async (req) => ({ id: req.id, ok: false, reason: "declined" }), { action: "decline" }],
         ["cancelled", async (req) => ({ id: req.id, ok: false, reason: "cancelled" }), { action: "cancel" }],
         ["thrown", async () => Promise.reject(new Error("no person here")), { action: "cancel" }],

@@ -80,7 +80,11 @@ describe("redirects stay on their origin", () => {
           log.some((e) => e.method === method && e.path === where && e.key === SECRET),
           `origin A never got the ${redirected} with the header: ${JSON.stringify(log)}`,
         )
-        assert.deepEqual((b.log as Keyed[]).filter((e) => e.key !== undefined), [], "the header reached the other origin")
+        assert.deepEqual(
+          (b.log as Keyed[]).filter((e) => e.key !== undefined),
+          [],
+          "the header reached the other origin",
+        )
       } finally {
         await a.close()
         await b.close()
@@ -110,10 +114,14 @@ describe("secrets that servers echo are redacted", () => {
   test("toolnexus list prints the reasons redacted", T, async (t) => {
     const dir = tempDir(t)
     const config = path.join(dir, "mcp.json")
-    fs.writeFileSync(config, JSON.stringify({ mcpServers: { init: leaky("--fail-init"), gone: leaky("--exit-at-start") } }))
+    fs.writeFileSync(
+      config,
+      JSON.stringify({ mcpServers: { init: leaky("--fail-init"), gone: leaky("--exit-at-start") } }),
+    )
     const run = await runProcess([path.join(ROOT, "bin/toolnexus.js"), "list", config])
     assert.equal(run.code, 1, run.stderr)
-    for (const server of ["init", "gone"]) assertRedacted(failureLines(run.stderr, server)[0], `toolnexus list's line for "${server}"`)
+    for (const server of ["init", "gone"])
+      assertRedacted(failureLines(run.stderr, server)[0], `toolnexus list's line for "${server}"`)
     assert.ok(!run.stdout.includes(SECRET) && !run.stderr.includes(SECRET), run.stdout + run.stderr)
   })
 
@@ -147,17 +155,21 @@ describe("secrets that servers echo are redacted", () => {
     }
   })
 
-  test("error results: an isError result, a JSON-RPC error, a crash's stderr; a successful output stays", T, async (t) => {
-    const source = await openSource(t, { s: leaky() })
-    for (const tool of ["error_result", "rpc_error", "crash"]) {
-      const res = await toolNamed(source, `s_${tool}`).execute({})
-      assert.equal(res.isError, true, res.output)
-      assertRedacted(res.output, `the error result of ${tool}`)
-    }
-    const fresh = await openSource(t, { s: leaky() })
-    const ok = await toolNamed(fresh, "s_ok").execute({})
-    assert.deepEqual([ok.isError, ok.output], [false, `echo <${SECRET}> tail`])
-  })
+  test(
+    "error results: an isError result, a JSON-RPC error, a crash's stderr; a successful output stays",
+    T,
+    async (t) => {
+      const source = await openSource(t, { s: leaky() })
+      for (const tool of ["error_result", "rpc_error", "crash"]) {
+        const res = await toolNamed(source, `s_${tool}`).execute({})
+        assert.equal(res.isError, true, res.output)
+        assertRedacted(res.output, `the error result of ${tool}`)
+      }
+      const fresh = await openSource(t, { s: leaky() })
+      const ok = await toolNamed(fresh, "s_ok").execute({})
+      assert.deepEqual([ok.isError, ok.output], [false, `echo <${SECRET}> tail`])
+    },
+  )
 
   test("the default log printer redacts; the host's onLog gets the data as sent", T, async () => {
     const script = (withOnLog: boolean) => `
@@ -185,22 +197,29 @@ describe("secrets that servers echo are redacted", () => {
     assert.equal(linesWith(hosted.stderr, "[toolnexus]").length, 0, hosted.stderr)
   })
 
-  test("store: lastError of a server that failed to start and of one that crashed, and its error results", T, async (t) => {
-    const store = createMcpStore({ init: leaky("--fail-init"), live: leaky() }, { backoffMs: 60_000, backoffMaxMs: 60_000 })
-    t.after(() => store.close())
-    await store.listToolsAsync()
-    const failed = await poll(() => store.status().init?.state === "failed" && store.status().init, 15_000)
-    assertRedacted(failed ? failed.lastError : undefined, "lastError of a failed start")
+  test(
+    "store: lastError of a server that failed to start and of one that crashed, and its error results",
+    T,
+    async (t) => {
+      const store = createMcpStore(
+        { init: leaky("--fail-init"), live: leaky() },
+        { backoffMs: 60_000, backoffMaxMs: 60_000 },
+      )
+      t.after(() => store.close())
+      await store.listToolsAsync()
+      const failed = await poll(() => store.status().init?.state === "failed" && store.status().init, 15_000)
+      assertRedacted(failed ? failed.lastError : undefined, "lastError of a failed start")
 
-    const call = await store.callTool("live_error_result", {})
-    assert.equal(call.isError, true)
-    assertRedacted(call.output, "a store call's error result")
-    // The store may close the session before the call learns why: only the secret matters.
-    const crash = await store.callTool("live_crash", {})
-    assert.ok(crash.isError && !crash.output.includes(SECRET), crash.output)
-    const ended = await poll(() => store.status().live?.state === "reconnecting" && store.status().live, 15_000)
-    assertRedacted(ended ? ended.lastError : undefined, "lastError after a crash")
-  })
+      const call = await store.callTool("live_error_result", {})
+      assert.equal(call.isError, true)
+      assertRedacted(call.output, "a store call's error result")
+      // The store may close the session before the call learns why: only the secret matters.
+      const crash = await store.callTool("live_crash", {})
+      assert.ok(crash.isError && !crash.output.includes(SECRET), crash.output)
+      const ended = await poll(() => store.status().live?.state === "reconnecting" && store.status().live, 15_000)
+      assertRedacted(ended ? ended.lastError : undefined, "lastError after a crash")
+    },
+  )
 
   test("a config whose values are short or absent leaves messages whole", T, async (t) => {
     // Values under 8 characters are not treated as secrets: "1" must not shred the text.

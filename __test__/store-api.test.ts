@@ -8,7 +8,7 @@ test("an empty host means the default, loopback", async (t) => {
   t.after(() => store.close())
   const api = await serveStoreApi(store, { host: "" })
   t.after(() => api.close())
-  const address = api.server.address()
+  const address = (api.server as import("node:http").Server).address()
   assert.equal(typeof address === "object" && address?.address, "127.0.0.1")
   assert.equal(api.host, "127.0.0.1")
   assert.equal(api.url, `http://127.0.0.1:${api.port}`)

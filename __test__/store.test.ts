@@ -36,7 +36,12 @@ import {
 /** Every test gets a generous bound so a hang fails the test instead of the run. */
 const T = { timeout: 60_000 }
 
-const slowCmd = (delayMs: number, ...flags: string[]) => [NODE, fixture("store-slow.mjs"), `--delay=${delayMs}`, ...flags]
+const slowCmd = (delayMs: number, ...flags: string[]) => [
+  NODE,
+  fixture("store-slow.mjs"),
+  `--delay=${delayMs}`,
+  ...flags,
+]
 const dynamicCmd = (...flags: string[]) => [NODE, fixture("store-dynamic.mjs"), ...flags]
 const flakyCmd = (...flags: string[]) => [NODE, fixture("store-flaky.mjs"), ...flags]
 
@@ -50,9 +55,17 @@ function openStore(t: TestContext, input?: string | object, opts?: Parameters<ty
 const namesOf = (list: Array<{ name: string }>) => list.map((x) => x.name).sort()
 
 /** Polls `check` until it holds, failing with `what` (and the last state seen) after `ms`. */
-async function until<V>(what: string, check: () => V | undefined | false, ms = 15_000, show?: () => unknown): Promise<V> {
+async function until<V>(
+  what: string,
+  check: () => V | undefined | false,
+  ms = 15_000,
+  show?: () => unknown,
+): Promise<V> {
   const value = await poll(check, ms)
-  assert.ok(value !== undefined && value !== false, `timed out after ${ms} ms waiting for ${what}${show ? `; last seen: ${JSON.stringify(show())}` : ""}`)
+  assert.ok(
+    value !== undefined && value !== false,
+    `timed out after ${ms} ms waiting for ${what}${show ? `; last seen: ${JSON.stringify(show())}` : ""}`,
+  )
   return value as V
 }
 
@@ -65,7 +78,13 @@ function statusOf(view: McpStoreView, name: string): StoreServerStatus {
 
 function toolOf(view: McpStoreView, name: string) {
   const tool = view.tools().find((x) => x.name === name)
-  assert.ok(tool, `no tool ${name}; tools: ${view.tools().map((x) => x.name).join(", ")}`)
+  assert.ok(
+    tool,
+    `no tool ${name}; tools: ${view
+      .tools()
+      .map((x) => x.name)
+      .join(", ")}`,
+  )
   return tool
 }
 
@@ -78,64 +97,73 @@ const STORE_KEYS = ["clientId", "description", "inputSchema", "name", "serviceNa
 // ---------------------------------------------------------------- background start and listing
 
 describe("background start and listing", () => {
-  test("createMcpStore returns at once; listTools answers from memory, listToolsAsync waits for initializing servers", T, async (t) => {
-    const started = Date.now()
-    const store = openStore(t, {
-      fast: local(toolsFlag(["a", { name: "b", description: "the b tool", inputSchema: { type: "object", properties: {} } }])),
-      slow: { command: slowCmd(1_500, toolsFlag(["s1"])) },
-      off: { url: "http://127.0.0.1:9/mcp", enabled: false },
-    })
-    const createMs = Date.now() - started
-    assert.ok(createMs < 300, `createMcpStore took ${createMs} ms: it must not wait for servers`)
+  test(
+    "createMcpStore returns at once; listTools answers from memory, listToolsAsync waits for initializing servers",
+    T,
+    async (t) => {
+      const started = Date.now()
+      const store = openStore(t, {
+        fast: local(
+          toolsFlag(["a", { name: "b", description: "the b tool", inputSchema: { type: "object", properties: {} } }]),
+        ),
+        slow: { command: slowCmd(1_500, toolsFlag(["s1"])) },
+        off: { url: "http://127.0.0.1:9/mcp", enabled: false },
+      })
+      const createMs = Date.now() - started
+      assert.ok(createMs < 300, `createMcpStore took ${createMs} ms: it must not wait for servers`)
 
-    // Nothing has had time to connect: both enabled servers are initializing.
-    const early = store.status()
-    assert.equal(early.fast?.state, "initializing", JSON.stringify(early))
-    assert.equal(early.slow?.state, "initializing", JSON.stringify(early))
-    assert.equal(early.off?.state, "disabled", JSON.stringify(early))
-    assert.equal(early.off?.toolCount, 0)
-    assert.equal(store.isInitializing(), true)
-    const sync = store.listTools()
-    assert.ok(Array.isArray(sync))
-    assert.ok(!sync.some((x) => x.name === "slow_s1"), "the slow server cannot be listed yet")
+      // Nothing has had time to connect: both enabled servers are initializing.
+      const early = store.status()
+      assert.equal(early.fast?.state, "initializing", JSON.stringify(early))
+      assert.equal(early.slow?.state, "initializing", JSON.stringify(early))
+      assert.equal(early.off?.state, "disabled", JSON.stringify(early))
+      assert.equal(early.off?.toolCount, 0)
+      assert.equal(store.isInitializing(), true)
+      const sync = store.listTools()
+      assert.ok(Array.isArray(sync))
+      assert.ok(!sync.some((x) => x.name === "slow_s1"), "the slow server cannot be listed yet")
 
-    const { value: listed, ms } = await timed(() => store.listToolsAsync())
-    assert.deepEqual(namesOf(listed), ["fast_a", "fast_b", "slow_s1"], `after ${ms} ms`)
-    assert.equal(store.isInitializing(), false)
+      const { value: listed, ms } = await timed(() => store.listToolsAsync())
+      assert.deepEqual(namesOf(listed), ["fast_a", "fast_b", "slow_s1"], `after ${ms} ms`)
+      assert.equal(store.isInitializing(), false)
 
-    const b = listed.find((x) => x.name === "fast_b")!
-    assert.deepEqual(Object.keys(b).sort(), STORE_KEYS, "a ToolInfo has exactly the public fields")
-    assert.equal(b.description, "the b tool")
-    assert.equal(b.serviceName, "fast")
-    assert.equal(b.clientId, "global_agent_store:fast")
-    assert.equal(b.inputSchema.type, "object")
-    assert.equal(listed.find((x) => x.name === "slow_s1")!.clientId, "global_agent_store:slow")
+      const b = listed.find((x) => x.name === "fast_b")!
+      assert.deepEqual(Object.keys(b).sort(), STORE_KEYS, "a ToolInfo has exactly the public fields")
+      assert.equal(b.description, "the b tool")
+      assert.equal(b.serviceName, "fast")
+      assert.equal(b.clientId, "global_agent_store:fast")
+      assert.equal(b.inputSchema.type, "object")
+      assert.equal(listed.find((x) => x.name === "slow_s1")!.clientId, "global_agent_store:slow")
 
-    const status = store.status()
-    assert.deepEqual(Object.keys(status).sort(), ["fast", "off", "slow"])
-    for (const [name, count] of [["fast", 2], ["slow", 1]] as const) {
-      const s = status[name]!
-      assert.equal(s.state, "connected", `${name}: ${JSON.stringify(s)}`)
-      assert.equal(s.toolCount, count, `${name}: ${JSON.stringify(s)}`)
-      assert.equal(s.restarts, 0)
-      assert.equal(s.clientId, `global_agent_store:${name}`)
-      const at = Date.parse(s.connectedAt ?? "")
-      assert.ok(at >= started - 1_000 && at <= Date.now() + 1_000, `${name}: connectedAt ${s.connectedAt}`)
-    }
-    assert.equal(status.off!.state, "disabled")
-    assert.equal(status.off!.clientId, "global_agent_store:off")
+      const status = store.status()
+      assert.deepEqual(Object.keys(status).sort(), ["fast", "off", "slow"])
+      for (const [name, count] of [
+        ["fast", 2],
+        ["slow", 1],
+      ] as const) {
+        const s = status[name]!
+        assert.equal(s.state, "connected", `${name}: ${JSON.stringify(s)}`)
+        assert.equal(s.toolCount, count, `${name}: ${JSON.stringify(s)}`)
+        assert.equal(s.restarts, 0)
+        assert.equal(s.clientId, `global_agent_store:${name}`)
+        const at = Date.parse(s.connectedAt ?? "")
+        assert.ok(at >= started - 1_000 && at <= Date.now() + 1_000, `${name}: connectedAt ${s.connectedAt}`)
+      }
+      assert.equal(status.off!.state, "disabled")
+      assert.equal(status.off!.clientId, "global_agent_store:off")
 
-    // The sync call now answers the same from memory, and tools() gives handles for it.
-    assert.deepEqual(store.listTools(), listed)
-    const tools = store.tools()
-    assert.deepEqual(namesOf(tools), namesOf(listed))
-    const res = await toolOf(store, "fast_a").execute({ x: 1 })
-    assert.equal(res.isError, false, res.output)
-    assert.deepEqual(JSON.parse(res.output), { x: 1 })
-    assert.equal(res.metadata?.server, "fast")
-    assert.equal(typeof store.version, "number")
-    assert.equal(store.forStore(), store.forStore())
-  })
+      // The sync call now answers the same from memory, and tools() gives handles for it.
+      assert.deepEqual(store.listTools(), listed)
+      const tools = store.tools()
+      assert.deepEqual(namesOf(tools), namesOf(listed))
+      const res = await toolOf(store, "fast_a").execute({ x: 1 })
+      assert.equal(res.isError, false, res.output)
+      assert.deepEqual(JSON.parse(res.output), { x: 1 })
+      assert.equal(res.metadata?.server, "fast")
+      assert.equal(typeof store.version, "number")
+      assert.equal(store.forStore(), store.forStore())
+    },
+  )
 
   test("listTools is served from a cache: shared frozen entries until the version changes", T, async (t) => {
     const store = openStore(t, { c: local(toolsFlag(["x", "y"])) })
@@ -190,7 +218,11 @@ describe("background start and listing", () => {
 
 describe("smart wait", () => {
   test("a slow local server is waited for at most waitLocalMs", T, async (t) => {
-    const store = openStore(t, { slow: { command: slowCmd(30_000) }, fast: local(toolsFlag(["f"])) }, { waitLocalMs: 2_500 })
+    const store = openStore(
+      t,
+      { slow: { command: slowCmd(30_000) }, fast: local(toolsFlag(["f"])) },
+      { waitLocalMs: 2_500 },
+    )
     const { value: listed, ms } = await timed(() => store.listToolsAsync())
     assert.ok(ms >= 2_000 && ms < 5_000, `waited ${ms} ms; the bound is 2500 ms`)
     assert.deepEqual(namesOf(listed), ["fast_f"])
@@ -230,7 +262,10 @@ describe("smart wait", () => {
     const agent = store.forAgent("quick").addServers({ mine: local(toolsFlag(["m"])) })
     const { value: listed, ms } = await timed(() => agent.listToolsAsync())
     assert.deepEqual(namesOf(listed), ["mine_m"])
-    assert.ok(ms < 6_000, `the agent view waited ${ms} ms: it must not wait for the store's slow server (bound 8000 ms)`)
+    assert.ok(
+      ms < 6_000,
+      `the agent view waited ${ms} ms: it must not wait for the store's slow server (bound 8000 ms)`,
+    )
     assert.equal(store.isInitializing(), true, "the store view still has the slow server initializing")
     assert.equal(agent.isInitializing(), false)
   })
@@ -239,113 +274,133 @@ describe("smart wait", () => {
 // ---------------------------------------------------------------- agent views
 
 describe("agent views", () => {
-  test("two agents with the same service name see only their own; the store view sees both under unique names", T, async (t) => {
-    // A store-level service that already holds the global name agent a1's "svc" would take.
-    const store = openStore(t, { svcbya1: local(toolsFlag(["s"])) })
-    const a1 = store.forAgent("a1").addServers({ svc: { command: serverCmd(), env: { WHO: "a1" } } })
-    const a2 = store.forAgent("a2").addServers({ svc: { command: serverCmd(), env: { WHO: "a2" } } })
-    assert.equal(store.forAgent("a1"), a1, "forAgent returns the same view for the same id")
-    assert.equal(a1.agentId, "a1")
-    assert.equal(store.agentId, null)
+  test(
+    "two agents with the same service name see only their own; the store view sees both under unique names",
+    T,
+    async (t) => {
+      // A store-level service that already holds the global name agent a1's "svc" would take.
+      const store = openStore(t, { svcbya1: local(toolsFlag(["s"])) })
+      const a1 = store.forAgent("a1").addServers({ svc: { command: serverCmd(), env: { WHO: "a1" } } })
+      const a2 = store.forAgent("a2").addServers({ svc: { command: serverCmd(), env: { WHO: "a2" } } })
+      assert.equal(store.forAgent("a1"), a1, "forAgent returns the same view for the same id")
+      assert.equal(a1.agentId, "a1")
+      assert.equal(store.agentId, null)
 
-    const [l1, l2] = await Promise.all([a1.listToolsAsync(), a2.listToolsAsync()])
-    for (const [agent, list] of [["a1", l1], ["a2", l2]] as const) {
-      assert.ok(list.length > 0, `${agent} lists nothing`)
-      for (const tool of list) {
-        assert.equal(tool.serviceName, "svc", `${agent}: ${JSON.stringify(tool)}`)
-        assert.equal(tool.clientId, `${agent}:svc`, `${agent}: ${JSON.stringify(tool)}`)
-        assert.match(tool.name, /^svc_/)
-        assert.deepEqual(Object.keys(tool).sort(), STORE_KEYS)
+      const [l1, l2] = await Promise.all([a1.listToolsAsync(), a2.listToolsAsync()])
+      for (const [agent, list] of [
+        ["a1", l1],
+        ["a2", l2],
+      ] as const) {
+        assert.ok(list.length > 0, `${agent} lists nothing`)
+        for (const tool of list) {
+          assert.equal(tool.serviceName, "svc", `${agent}: ${JSON.stringify(tool)}`)
+          assert.equal(tool.clientId, `${agent}:svc`, `${agent}: ${JSON.stringify(tool)}`)
+          assert.match(tool.name, /^svc_/)
+          assert.deepEqual(Object.keys(tool).sort(), STORE_KEYS)
+        }
+        assert.ok(
+          list.some((x) => x.name === "svc_env"),
+          `${agent}: ${namesOf(list)}`,
+        )
+        assert.ok(!list.some((x) => x.name.startsWith("svcbya1")), `${agent} sees a store-level service`)
       }
-      assert.ok(list.some((x) => x.name === "svc_env"), `${agent}: ${namesOf(list)}`)
-      assert.ok(!list.some((x) => x.name.startsWith("svcbya1")), `${agent} sees a store-level service`)
-    }
-    assert.deepEqual(namesOf(l1), namesOf(l2))
-    assert.deepEqual(Object.keys(a1.status()), ["svc"])
-    assert.equal(a1.status().svc!.clientId, "a1:svc")
-    assert.equal(a2.status().svc!.clientId, "a2:svc")
+      assert.deepEqual(namesOf(l1), namesOf(l2))
+      assert.deepEqual(Object.keys(a1.status()), ["svc"])
+      assert.equal(a1.status().svc!.clientId, "a1:svc")
+      assert.equal(a2.status().svc!.clientId, "a2:svc")
 
-    // Same local name, different servers: each call reaches the agent's own process.
-    for (const agent of [a1, a2]) {
-      const res = await toolOf(agent, "svc_env").execute({ names: ["WHO"] })
-      assert.equal(res.isError, false, res.output)
-      assert.deepEqual(JSON.parse(res.output), { WHO: agent.agentId })
-      const viaName = await agent.callTool("svc_env", { names: ["WHO"] })
-      assert.deepEqual(JSON.parse(viaName.output), { WHO: agent.agentId })
-    }
-    const missing = await a1.callTool("svcbya1_s", {})
-    assert.equal(missing.isError, true)
+      // Same local name, different servers: each call reaches the agent's own process.
+      for (const agent of [a1, a2]) {
+        const res = await toolOf(agent, "svc_env").execute({ names: ["WHO"] })
+        assert.equal(res.isError, false, res.output)
+        assert.deepEqual(JSON.parse(res.output), { WHO: agent.agentId })
+        const viaName = await agent.callTool("svc_env", { names: ["WHO"] })
+        assert.deepEqual(JSON.parse(viaName.output), { WHO: agent.agentId })
+      }
+      const missing = await a1.callTool("svcbya1_s", {})
+      assert.equal(missing.isError, true)
 
-    // The store view: everything, each service under one unique global name.
-    const all = await store.listToolsAsync()
-    const services = Object.fromEntries(all.map((x) => [x.serviceName, x.clientId]))
-    assert.deepEqual(services, {
-      svcbya1: "global_agent_store:svcbya1",
-      svcbya1_2: "a1:svc",
-      svcbya2: "a2:svc",
-    })
-    const names = all.map((x) => x.name)
-    assert.equal(new Set(names).size, names.length, `duplicate tool names in the store view: ${names}`)
-    assert.ok(names.includes("svcbya1_s"))
-    assert.ok(names.includes("svcbya1_2_env"))
-    assert.ok(names.includes("svcbya2_env"))
-    assert.equal(all.length, 1 + l1.length + l2.length)
-    assert.deepEqual(Object.keys(store.status()).sort(), ["svcbya1", "svcbya1_2", "svcbya2"])
-    assert.equal(store.status().svcbya2!.clientId, "a2:svc")
+      // The store view: everything, each service under one unique global name.
+      const all = await store.listToolsAsync()
+      const services = Object.fromEntries(all.map((x) => [x.serviceName, x.clientId]))
+      assert.deepEqual(services, {
+        svcbya1: "global_agent_store:svcbya1",
+        svcbya1_2: "a1:svc",
+        svcbya2: "a2:svc",
+      })
+      const names = all.map((x) => x.name)
+      assert.equal(new Set(names).size, names.length, `duplicate tool names in the store view: ${names}`)
+      assert.ok(names.includes("svcbya1_s"))
+      assert.ok(names.includes("svcbya1_2_env"))
+      assert.ok(names.includes("svcbya2_env"))
+      assert.equal(all.length, 1 + l1.length + l2.length)
+      assert.deepEqual(Object.keys(store.status()).sort(), ["svcbya1", "svcbya1_2", "svcbya2"])
+      assert.equal(store.status().svcbya2!.clientId, "a2:svc")
 
-    // A global name routes to the agent's server.
-    const viaStore = await toolOf(store, "svcbya2_env").execute({ names: ["WHO"] })
-    assert.deepEqual(JSON.parse(viaStore.output), { WHO: "a2" })
+      // A global name routes to the agent's server.
+      const viaStore = await toolOf(store, "svcbya2_env").execute({ names: ["WHO"] })
+      assert.deepEqual(JSON.parse(viaStore.output), { WHO: "a2" })
 
-    // An agent with no servers sees nothing and waits for nothing.
-    const { value: none, ms } = await timed(() => store.forAgent("nobody").listToolsAsync())
-    assert.deepEqual(none, [])
-    assert.ok(ms < 1_000, `an empty agent view waited ${ms} ms`)
-    assert.deepEqual(store.forAgent("nobody").status(), {})
-  })
+      // An agent with no servers sees nothing and waits for nothing.
+      const { value: none, ms } = await timed(() => store.forAgent("nobody").listToolsAsync())
+      assert.deepEqual(none, [])
+      assert.ok(ms < 1_000, `an empty agent view waited ${ms} ms`)
+      assert.deepEqual(store.forAgent("nobody").status(), {})
+    },
+  )
 
   test("agent ids are sanitized into global names, and a sanitized collision gets _2", T, async (t) => {
     const store = openStore(t)
     store.forAgent("team.x").addServers({ s: local(toolsFlag(["t"])) })
     store.forAgent("team_x").addServers({ s: local(toolsFlag(["t"])) })
     const all = await store.listToolsAsync()
-    assert.deepEqual(
-      all.map((x) => [x.name, x.serviceName, x.clientId]).sort(),
-      [
-        ["sbyteam_x_2_t", "sbyteam_x_2", "team_x:s"],
-        ["sbyteam_x_t", "sbyteam_x", "team.x:s"],
-      ],
-    )
+    assert.deepEqual(all.map((x) => [x.name, x.serviceName, x.clientId]).sort(), [
+      ["sbyteam_x_2_t", "sbyteam_x_2", "team_x:s"],
+      ["sbyteam_x_t", "sbyteam_x", "team.x:s"],
+    ])
     assert.deepEqual(namesOf(await store.forAgent("team.x").listToolsAsync()), ["s_t"])
     assert.equal(store.forAgent("team.x").listTools()[0]!.clientId, "team.x:s")
     assert.throws(() => store.forAgent(""), TypeError)
   })
 
-  test("names are provider-safe and unique in every view; metadata keeps the originals; each calls its tool", T, async (t) => {
-    const long = "x".repeat(70)
-    const store = openStore(t, { s: local(toolsFlag(["a.b", "a_b", long])) })
-    const agent = store.forAgent("team").addServers({ s: local(toolsFlag(["a.b", "a_b"])) })
-    for (const view of [store, agent]) {
-      const listed = await view.listToolsAsync()
-      const names = listed.map((x) => x.name)
-      assert.ok(names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)), `${names}`)
-      assert.equal(new Set(names).size, names.length, `duplicates in ${names}`)
-      assert.deepEqual(namesOf(view.tools()), namesOf(listed))
-    }
-    assert.match(store.status().s!.protocolVersion!, /^2025-/, "the version the server negotiated")
-    const inAgent = agent.tools()
-    assert.deepEqual(inAgent.map((x) => x.metadata), [
-      { server: "s", tool: "a.b", clientId: "team:s" },
-      { server: "s", tool: "a_b", clientId: "team:s" },
-    ])
-    // The same tools of the same service get the same names in another view of that name.
-    const storeOwn = store.tools().filter((x) => x.serviceName === "s")
-    assert.deepEqual(storeOwn.slice(0, 2).map((x) => x.name), inAgent.map((x) => x.name))
-    const longTool = storeOwn.find((x) => x.metadata?.tool === long)!
-    assert.match(longTool.name, /^s_x+_[0-9a-f]{8}$/)
-    const res = await store.callTool(longTool.name, { via: "long" })
-    assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { via: "long" }])
-  })
+  test(
+    "names are provider-safe and unique in every view; metadata keeps the originals; each calls its tool",
+    T,
+    async (t) => {
+      const long = "x".repeat(70)
+      const store = openStore(t, { s: local(toolsFlag(["a.b", "a_b", long])) })
+      const agent = store.forAgent("team").addServers({ s: local(toolsFlag(["a.b", "a_b"])) })
+      for (const view of [store, agent]) {
+        const listed = await view.listToolsAsync()
+        const names = listed.map((x) => x.name)
+        assert.ok(
+          names.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)),
+          `${names}`,
+        )
+        assert.equal(new Set(names).size, names.length, `duplicates in ${names}`)
+        assert.deepEqual(namesOf(view.tools()), namesOf(listed))
+      }
+      assert.match(store.status().s!.protocolVersion!, /^2025-/, "the version the server negotiated")
+      const inAgent = agent.tools()
+      assert.deepEqual(
+        inAgent.map((x) => x.metadata),
+        [
+          { server: "s", tool: "a.b", clientId: "team:s" },
+          { server: "s", tool: "a_b", clientId: "team:s" },
+        ],
+      )
+      // The same tools of the same service get the same names in another view of that name.
+      const storeOwn = store.tools().filter((x) => x.serviceName === "s")
+      assert.deepEqual(
+        storeOwn.slice(0, 2).map((x) => x.name),
+        inAgent.map((x) => x.name),
+      )
+      const longTool = storeOwn.find((x) => x.metadata?.tool === long)!
+      assert.match(longTool.name, /^s_x+_[0-9a-f]{8}$/)
+      const res = await store.callTool(longTool.name, { via: "long" })
+      assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { via: "long" }])
+    },
+  )
 
   test("addServers, removeServer and updateServer work on a running store", T, async (t) => {
     const dir = tempDir(t)
@@ -358,7 +413,12 @@ describe("agent views", () => {
 
     // remove: gone from the agent view and the store view, its process ended
     assert.equal(a1.removeServer("svc"), true)
-    await until("svc removed from the agent view", () => a1.listTools().length === 0, 5_000, () => a1.listTools())
+    await until(
+      "svc removed from the agent view",
+      () => a1.listTools().length === 0,
+      5_000,
+      () => a1.listTools(),
+    )
     assert.deepEqual(a1.status(), {})
     assert.ok(!store.listTools().some((x) => x.clientId === "a1:svc"))
     assert.equal(a1.removeServer("svc"), false, "removing twice")
@@ -368,7 +428,12 @@ describe("agent views", () => {
     // update: the new entry replaces the old one
     const before = store.version
     store.updateServer("u", { command: serverCmd(toolsFlag(["new1", "new2"])) })
-    await until("u relisted with its new tools", () => namesOf(store.listTools()).join() === "u_new1,u_new2", 15_000, () => namesOf(store.listTools()))
+    await until(
+      "u relisted with its new tools",
+      () => namesOf(store.listTools()).join() === "u_new1,u_new2",
+      15_000,
+      () => namesOf(store.listTools()),
+    )
     assert.ok(store.version > before)
     assert.equal(statusOf(store, "u").state, "connected")
 
@@ -393,16 +458,31 @@ describe("staying current", () => {
     await until("onChange told of the server connecting", () => events.length > 0, 5_000)
 
     // The server adds "second" on its own, 1.5 s after initialization.
-    await until("dyn_second listed", () => store.listTools().some((x) => x.name === "dyn_second"), 15_000, () => namesOf(store.listTools()))
+    await until(
+      "dyn_second listed",
+      () => store.listTools().some((x) => x.name === "dyn_second"),
+      15_000,
+      () => namesOf(store.listTools()),
+    )
     assert.ok(store.version > v0, `version ${store.version} after the change, ${v0} before`)
     // Listeners are told asynchronously, so the cache can show the change first.
-    await until("onChange told of the change", () => events.some((v) => v > v0), 5_000, () => ({ events, v0 }))
+    await until(
+      "onChange told of the change",
+      () => events.some((v) => v > v0),
+      5_000,
+      () => ({ events, v0 }),
+    )
     assert.equal(statusOf(store, "dyn").toolCount, 3)
 
     // A tool call that changes the list.
     const res = await toolOf(store, "dyn_grow").execute({ name: "third" })
     assert.equal(res.output, "added third")
-    await until("dyn_third listed", () => store.listTools().some((x) => x.name === "dyn_third"), 15_000, () => namesOf(store.listTools()))
+    await until(
+      "dyn_third listed",
+      () => store.listTools().some((x) => x.name === "dyn_third"),
+      15_000,
+      () => namesOf(store.listTools()),
+    )
     assert.ok(store.tools().some((x) => x.name === "dyn_third"))
     const third = await toolOf(store, "dyn_third").execute({})
     assert.equal(third.output, "third ok")
@@ -426,10 +506,20 @@ describe("staying current", () => {
     agent.onChange(() => heard.push(namesOf(agent.listTools())))
     agent.addServers({ dyn: { command: dynamicCmd() } })
     await agent.listToolsAsync()
-    await until("the agent told of its server's tools", () => heard.some((names) => names.includes("dyn_grow")), 5_000, () => heard)
+    await until(
+      "the agent told of its server's tools",
+      () => heard.some((names) => names.includes("dyn_grow")),
+      5_000,
+      () => heard,
+    )
     await toolOf(agent, "dyn_grow").execute({ name: "more" })
     // Other changes (status) may be told in between; the one that lists dyn_more must come.
-    await until("the agent told of list_changed", () => heard.some((names) => names.includes("dyn_more")), 10_000, () => heard)
+    await until(
+      "the agent told of list_changed",
+      () => heard.some((names) => names.includes("dyn_more")),
+      10_000,
+      () => heard,
+    )
   })
 })
 
@@ -475,7 +565,12 @@ describe("self-healing", () => {
     const [pid] = await readPids(t, pidsFile)
     fs.rmSync(pidsFile)
     process.kill(pid!, "SIGKILL")
-    await until("k reconnecting", () => store.status().k?.state === "reconnecting", 5_000, () => store.status())
+    await until(
+      "k reconnecting",
+      () => store.status().k?.state === "reconnecting",
+      5_000,
+      () => store.status(),
+    )
 
     // Too short a timeout: an error result, but only once the timeout has run out.
     const short = await timed(() => echo.execute({ n: 1 }, { timeout: 600 }))
@@ -499,7 +594,12 @@ describe("self-healing", () => {
     const [pid] = await readPids(t, pidsFile)
     fs.rmSync(pidsFile)
     process.kill(pid!, "SIGKILL")
-    await until("k reconnecting", () => store.status().k?.state === "reconnecting", 5_000, () => store.status())
+    await until(
+      "k reconnecting",
+      () => store.status().k?.state === "reconnecting",
+      5_000,
+      () => store.status(),
+    )
     // The restart takes part of the 2.5 s; what is left is too short for a 2 s call.
     const call = await timed(() => sleepTool.execute({ ms: 2_000 }, { timeout: 2_500 }))
     assert.match(call.value.output, /^MCP server "k" did not answer tools\/call "sleep" within \d+ ms$/)
@@ -510,16 +610,34 @@ describe("self-healing", () => {
   test("restarts back off exponentially and stop after maxRestarts", T, async (t) => {
     const dir = tempDir(t)
     const starts = path.join(dir, "starts")
-    const store = openStore(t, { flaky: { command: flakyCmd("--exit-after=1000", `--starts=${starts}`) } }, {
-      maxRestarts: 3,
-      backoffMs: 400,
-      backoffMaxMs: 10_000,
-    })
+    const store = openStore(
+      t,
+      { flaky: { command: flakyCmd("--exit-after=1000", `--starts=${starts}`) } },
+      {
+        maxRestarts: 3,
+        backoffMs: 400,
+        backoffMaxMs: 10_000,
+      },
+    )
     /** The fixture's "start"/"exit" events: `[event, pid, epoch ms]`. */
     const events = () =>
-      fs.existsSync(starts) ? fs.readFileSync(starts, "utf8").trim().split("\n").map((l) => l.split(" ")) : []
-    const times = (event: string) => events().filter(([e]) => e === event).map(([, pid, at]) => [Number(pid), Number(at)] as const)
-    await until("flaky failed for good", () => store.status().flaky?.state === "failed", 30_000, () => store.status())
+      fs.existsSync(starts)
+        ? fs
+            .readFileSync(starts, "utf8")
+            .trim()
+            .split("\n")
+            .map((l) => l.split(" "))
+        : []
+    const times = (event: string) =>
+      events()
+        .filter(([e]) => e === event)
+        .map(([, pid, at]) => [Number(pid), Number(at)] as const)
+    await until(
+      "flaky failed for good",
+      () => store.status().flaky?.state === "failed",
+      30_000,
+      () => store.status(),
+    )
     const s = statusOf(store, "flaky")
     assert.equal(s.restarts, 3)
     assert.equal(typeof s.lastError, "string")
@@ -552,10 +670,15 @@ describe("self-healing", () => {
     assert.equal(second.isError, false, second.output)
     assert.notEqual(second.output, first.output)
     assert.equal(second.output, srv.issued.at(-1))
-    await until("r connected with the restart counted", () => {
-      const s = store.status().r
-      return s?.state === "connected" && s.restarts >= 1
-    }, 10_000, () => store.status())
+    await until(
+      "r connected with the restart counted",
+      () => {
+        const s = store.status().r
+        return s?.state === "connected" && s.restarts >= 1
+      },
+      10_000,
+      () => store.status(),
+    )
     assert.deepEqual(namesOf(store.listTools()), ["r_drop_connection", "r_drop_stream", "r_echo", "r_session"])
   })
 })
@@ -570,7 +693,13 @@ describe("JSON API", () => {
       inputSchema: { type: "object", properties: { location: { type: "string" } }, required: ["location"] },
     }
     const store = openStore(t, { "weather-api": local(toolsFlag([weatherTool])) })
-    store.forAgent("agent1").addServers({ "maps-api": local(toolsFlag([{ name: "search_location", description: "Find a place", inputSchema: { type: "object", properties: {} } }])) })
+    store.forAgent("agent1").addServers({
+      "maps-api": local(
+        toolsFlag([
+          { name: "search_location", description: "Find a place", inputSchema: { type: "object", properties: {} } },
+        ]),
+      ),
+    })
     await store.listToolsAsync()
 
     const api = await serveStoreApi(store, { port: 0 })
@@ -614,7 +743,10 @@ describe("JSON API", () => {
     assert.deepEqual(body.metadata, { total_tools: 2, services_count: 2 })
     assert.equal(body.message, "Retrieved 2 tools from 2 services")
     assert.deepEqual(Object.keys(body).sort(), ["data", "message", "metadata", "success"])
-    assert.deepEqual(body.data.find((x: { name: string }) => x.name === "weather-api_get_current").inputSchema.required, ["location"])
+    assert.deepEqual(
+      body.data.find((x: { name: string }) => x.name === "weather-api_get_current").inputSchema.required,
+      ["location"],
+    )
 
     const agentRes = await fetch(`${base}/for_agent/agent1/list_tools`)
     assert.equal(agentRes.status, 200)
@@ -671,7 +803,12 @@ describe("closing", () => {
     })
     store.forAgent("x").addServers({ b: local(`--pids=${file("b")}`) })
     await store.forAgent("x").listToolsAsync()
-    await until("a connected", () => store.status().a?.state === "connected", 15_000, () => store.status())
+    await until(
+      "a connected",
+      () => store.status().a?.state === "connected",
+      15_000,
+      () => store.status(),
+    )
     const pids = (await Promise.all(["a", "stubborn", "slow", "b"].map((n) => readPids(t, file(n))))).flat()
     const echo = toolOf(store, "a_echo")
 
@@ -691,7 +828,12 @@ describe("closing", () => {
     const [pid] = await readPids(t, pidsFile)
     fs.rmSync(pidsFile)
     process.kill(pid!, "SIGKILL")
-    await until("k reconnecting", () => store.status().k?.state === "reconnecting", 5_000, () => store.status())
+    await until(
+      "k reconnecting",
+      () => store.status().k?.state === "reconnecting",
+      5_000,
+      () => store.status(),
+    )
     await store.close()
     await sleep(2_000)
     assert.equal(pidIn(pidsFile), undefined, "a server was started after close()")

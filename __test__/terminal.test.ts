@@ -24,12 +24,18 @@ function assertInert(stderr: string) {
 
 describe("control characters from servers are neutralised on stderr", () => {
   test("safeLine writes each control character as an escape and leaves other text alone", () => {
-    assert.equal(safeLine("a\u001b[2Jb\r\n\t\b\u0000\u007f\u009bc"), "a\\u001b[2Jb\\r\\n\\t\\u0008\\u0000\\u007f\\u009bc")
+    assert.equal(
+      safeLine("a\u001b[2Jb\r\n\t\b\u0000\u007f\u009bc"),
+      "a\\u001b[2Jb\\r\\n\\t\\u0008\\u0000\\u007f\\u009bc",
+    )
     assert.equal(safeLine('plain "text" é ✓ \u00a0'), 'plain "text" é ✓ \u00a0')
   })
 
   test("failure lines: an initialize error and stderr before exit", T, async () => {
-    const config = { init: leaky("--fail-init", `--say=${HOSTILE}`), gone: leaky("--exit-at-start", `--say=${HOSTILE}`) }
+    const config = {
+      init: leaky("--fail-init", `--say=${HOSTILE}`),
+      gone: leaky("--exit-at-start", `--say=${HOSTILE}`),
+    }
     const run = await runNode(`
       import { loadMcp } from "toolnexus"
       const source = await loadMcp(${JSON.stringify(config)})

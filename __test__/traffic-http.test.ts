@@ -105,7 +105,10 @@ describe("logging over streamable HTTP", { timeout: 30_000 }, () => {
       assertOk(await toolNamed(source, `${SERVER}_log`).execute({ entries }), `logged ${entries.length}`)
       await poll(() => logs.length >= entries.length, 5_000)
       await sleep(100)
-      assert.deepEqual(logs, entries.map((e) => ({ server: SERVER, ...e })))
+      assert.deepEqual(
+        logs,
+        entries.map((e) => ({ server: SERVER, ...e })),
+      )
     })
   })
 })

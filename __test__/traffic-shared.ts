@@ -59,7 +59,11 @@ export function assertProgressSteps(events: TrafficEvent[], seen: Progress[], st
   )
   const expected: Progress[] = [
     { progress: 0 },
-    ...Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}` })),
+    ...Array.from({ length: steps }, (_, i) => ({
+      progress: i + 1,
+      total: steps,
+      message: `step ${i + 1} of ${steps}`,
+    })),
   ]
   assert.deepEqual(seen, expected)
 }

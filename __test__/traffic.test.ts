@@ -9,7 +9,19 @@ import path from "node:path"
 import { describe, test } from "node:test"
 import { loadMcp, type Answer, type McpSource, type Request } from "toolnexus"
 import { ALL_DEFAULTS, DEFAULTS_SCHEMA, RICH_CONTENT, type TrafficEvent } from "./fixtures/traffic-tools.mjs"
-import { assertCleanExit, fixture, linesWith, NODE, poll, readRecord, runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
+import {
+  assertCleanExit,
+  fixture,
+  linesWith,
+  NODE,
+  poll,
+  readRecord,
+  runNode,
+  sleep,
+  tempDir,
+  timed,
+  toolNamed,
+} from "./helpers.js"
 import {
   assertOk,
   assertProgressSteps,
@@ -132,10 +144,14 @@ describe("time waiting for a person is not a timeout", { timeout: 30_000 }, () =
   test("an answer slower than the server timeout completes", async () => {
     // 3 s is enough for the fixture to start and list; the person takes 4.5 s.
     const human = slowAnswer(4_500)
-    await withSource({ [SERVER]: traffic(undefined, { timeout: 3_000 }) }, { waitFor: human.waitFor }, async (source) => {
-      const res = await toolNamed(source, `${SERVER}_slow-elicit`).execute({})
-      assert.deepEqual(elicited(res), { action: "accept", content: { answer: "after a while" } })
-    })
+    await withSource(
+      { [SERVER]: traffic(undefined, { timeout: 3_000 }) },
+      { waitFor: human.waitFor },
+      async (source) => {
+        const res = await toolNamed(source, `${SERVER}_slow-elicit`).execute({})
+        assert.deepEqual(elicited(res), { action: "accept", content: { answer: "after a while" } })
+      },
+    )
   })
 })
 
@@ -169,8 +185,26 @@ describe("progress", { timeout: 30_000 }, () => {
       ])
       assertOk(ra, "progress done: 3")
       assertOk(rb, "progress done: 5")
-      assert.deepEqual(a.seen.map((p) => [p.progress, p.total]), [[0, undefined], [1, 3], [2, 3], [3, 3]])
-      assert.deepEqual(b.seen.map((p) => [p.progress, p.total]), [[0, undefined], [1, 5], [2, 5], [3, 5], [4, 5], [5, 5]])
+      assert.deepEqual(
+        a.seen.map((p) => [p.progress, p.total]),
+        [
+          [0, undefined],
+          [1, 3],
+          [2, 3],
+          [3, 3],
+        ],
+      )
+      assert.deepEqual(
+        b.seen.map((p) => [p.progress, p.total]),
+        [
+          [0, undefined],
+          [1, 5],
+          [2, 5],
+          [3, 5],
+          [4, 5],
+          [5, 5],
+        ],
+      )
     })
   })
 
@@ -178,7 +212,10 @@ describe("progress", { timeout: 30_000 }, () => {
     const rec = progressRecorder()
     await withSource({ [SERVER]: traffic() }, {}, async (source) => {
       const { value: res, ms } = await timed(() =>
-        toolNamed(source, `${SERVER}_progress`).execute({ steps: 8, interval: 200 }, { timeout: 400, onProgress: rec.onProgress }),
+        toolNamed(source, `${SERVER}_progress`).execute(
+          { steps: 8, interval: 200 },
+          { timeout: 400, onProgress: rec.onProgress },
+        ),
       )
       assertOk(res, "progress done: 8", `after ${ms} ms`)
       assert.ok(ms >= 1_500, `settled after ${ms} ms`)

@@ -21,21 +21,35 @@ import { fixture, NODE, poll, toolsFlag } from "./helpers.js"
 const T = { timeout: 60_000 }
 
 const server = fixture("server.mjs")
-const tools = toolsFlag([{ name: "t", inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }])
+const tools = toolsFlag([
+  { name: "t", inputSchema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } },
+])
 
 /** Identity, typed: an argument that is not a `ServerConfig` fails to compile. */
 const entry = (e: ServerConfig) => e
 
 /** Every key each type declares. `satisfies` fails to compile when one is missing or extra. */
 const REQUEST_KEYS = { id: 1, kind: 1, prompt: 1, url: 1, data: 1, expiresAt: 1 } satisfies Record<keyof Request, 1>
-const STATUS_KEYS = { state: 1, lastError: 1, toolCount: 1, connectedAt: 1, restarts: 1, clientId: 1 } satisfies Record<
-  keyof StoreServerStatus,
+const STATUS_KEYS = {
+  state: 1,
+  lastError: 1,
+  toolCount: 1,
+  connectedAt: 1,
+  restarts: 1,
+  clientId: 1,
+  protocolVersion: 1,
+} satisfies Record<keyof StoreServerStatus, 1>
+const INFO_KEYS = { name: 1, description: 1, inputSchema: 1, serviceName: 1, clientId: 1 } satisfies Record<
+  keyof StoreToolInfo,
   1
 >
-const INFO_KEYS = { name: 1, description: 1, inputSchema: 1, serviceName: 1, clientId: 1 } satisfies Record<keyof StoreToolInfo, 1>
 
 const assertDeclared = (value: object, declared: object, what: string) =>
-  assert.deepEqual(Object.keys(value).filter((key) => !(key in declared)), [], `${what} has undeclared keys`)
+  assert.deepEqual(
+    Object.keys(value).filter((key) => !(key in declared)),
+    [],
+    `${what} has undeclared keys`,
+  )
 
 test("every server entry the types accept connects, and every one they refuse fails", T, async (t) => {
   const srv = await startStreamable()
@@ -73,8 +87,10 @@ test("every server entry the types accept connects, and every one they refuse fa
   }, 30_000)
   assert.ok(settled, JSON.stringify(store.status()))
   const status = store.status()
-  for (const name of Object.keys(accepted)) assert.equal(status[name]?.state, "connected", `${name}: ${JSON.stringify(status[name])}`)
-  for (const name of Object.keys(refused)) assert.equal(status[name]?.state, "failed", `${name}: ${JSON.stringify(status[name])}`)
+  for (const name of Object.keys(accepted))
+    assert.equal(status[name]?.state, "connected", `${name}: ${JSON.stringify(status[name])}`)
+  for (const name of Object.keys(refused))
+    assert.equal(status[name]?.state, "failed", `${name}: ${JSON.stringify(status[name])}`)
   for (const s of Object.values(status)) assertDeclared(s, STATUS_KEYS, "a status entry")
 })
 
@@ -112,7 +128,12 @@ test("ToolContext.answer reaches a defined tool's run; Request has only declared
   assert.deepEqual(JSON.parse(res.output), answer)
 
   const form = elicitationToRequest({ message: "Name?", requestedSchema: { type: "object", properties: {} } })
-  const link = elicitationToRequest({ mode: "url", message: "Sign in", url: "https://example.com/auth", elicitationId: "e1" })
+  const link = elicitationToRequest({
+    mode: "url",
+    message: "Sign in",
+    url: "https://example.com/auth",
+    elicitationId: "e1",
+  })
   for (const request of [form, link]) {
     assertDeclared(request, REQUEST_KEYS, "a Request")
     assert.equal(request.expiresAt, undefined, "documented as never set")

@@ -83,7 +83,10 @@ function environment(bin) {
     versions: `Node ${process.version}, toolnexus ${ownVersion} (${commit ?? "?"}${dirty ? ", uncommitted changes" : ""}), @modelcontextprotocol/sdk ${sdkVersion}, ${tryRun("rustc", ["--version"]) ?? "rustc ?"}`,
     addon: addonInfo(pkgDir),
     refserver: bin,
-    loadAverage: os.loadavg().map((x) => x.toFixed(2)).join(" "),
+    loadAverage: os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" "),
     date: new Date().toISOString(),
   }
 }
@@ -138,7 +141,9 @@ async function main() {
         rounds[c].push(result)
         log(
           `  round ${r + 1}/${scenario.rounds} ${clients[c].name.padEnd(9)} ` +
-            Object.entries(result).map(([k, v]) => `${k}=${formatNumber(v)}`).join(" "),
+            Object.entries(result)
+              .map(([k, v]) => `${k}=${formatNumber(v)}`)
+              .join(" "),
         )
       }
     }
@@ -172,8 +177,10 @@ async function main() {
     `machine:   ${env.machine}`,
     `versions:  ${env.versions}`,
     `addon:     ${env.addon}`,
-    `load avg:  ${env.loadAverage} at start, ${os.loadavg().map((x) => x.toFixed(2)).join(" ")} at end; ${env.date}; ${minutes.toFixed(1)} min` +
-      (scale !== 1 ? `; counts scaled by ${scale}` : ""),
+    `load avg:  ${env.loadAverage} at start, ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")} at end; ${env.date}; ${minutes.toFixed(1)} min` + (scale !== 1 ? `; counts scaled by ${scale}` : ""),
     "",
     table(rows, ["scenario", "unit", "toolnexus", "SDK", "floor", "tn/SDK", "tn/floor", "target (tn/SDK)", "met"]),
     "",

@@ -42,7 +42,11 @@ function serverEntry() {
     const tools = Array.from({ length: TOOLS }, (_, i) => ({
       name: `tool_${i}`,
       description: `Synthetic tool number ${i}`,
-      inputSchema: { type: "object", properties: { query: { type: "string" }, limit: { type: "number" } }, required: ["query"] },
+      inputSchema: {
+        type: "object",
+        properties: { query: { type: "string" }, limit: { type: "number" } },
+        required: ["query"],
+      },
     }))
     return { kind: "node fixture server", command: [process.execPath, script, `--tools=${JSON.stringify(tools)}`] }
   }
@@ -88,7 +92,9 @@ try {
   const readyMs = performance.now() - t0
   const states = Object.values(store.status()).map((s) => s.state)
   if (listed.length !== SERVERS * TOOLS || states.some((s) => s !== "connected")) {
-    throw new Error(`expected ${SERVERS * TOOLS} tools from ${SERVERS} connected servers, got ${listed.length} (${states})`)
+    throw new Error(
+      `expected ${SERVERS * TOOLS} tools from ${SERVERS} connected servers, got ${listed.length} (${states})`,
+    )
   }
   if (store.isInitializing()) throw new Error("a server is still initializing")
 
@@ -151,7 +157,21 @@ try {
   if (flags.json) {
     writeFileSync(
       flags.json,
-      JSON.stringify({ servers: SERVERS, toolsPerServer: TOOLS, server: kind, createMs, readyMs, listTools: sync, listToolsAsync: asyncFig, afterChange, unit: "µs" }, null, 2),
+      JSON.stringify(
+        {
+          servers: SERVERS,
+          toolsPerServer: TOOLS,
+          server: kind,
+          createMs,
+          readyMs,
+          listTools: sync,
+          listToolsAsync: asyncFig,
+          afterChange,
+          unit: "µs",
+        },
+        null,
+        2,
+      ),
     )
   }
 } finally {

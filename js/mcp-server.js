@@ -3,13 +3,13 @@
 // The SDK is imported lazily, inside connect(): importing toolnexus (the client
 // path) must never load @modelcontextprotocol/sdk, which only servers need.
 
-import { createRequire } from "node:module";
+import { createRequire } from "node:module"
 
 /** @type {string | undefined} */
-let packageVersion;
+let packageVersion
 function toolnexusVersion() {
-  packageVersion ??= createRequire(import.meta.url)("../package.json").version;
-  return /** @type {string} */ (packageVersion);
+  packageVersion ??= createRequire(import.meta.url)("../package.json").version
+  return /** @type {string} */ (packageVersion)
 }
 
 /**
@@ -18,45 +18,44 @@ function toolnexusVersion() {
  * @param {(e: { name: string; source: string; ms: number; isError: boolean }) => unknown} [onCall]
  */
 export function buildMcpServer(tools, cfg = {}, onCall) {
-  const allowed = cfg.tools ? new Set(cfg.tools) : undefined;
+  const allowed = cfg.tools ? new Set(cfg.tools) : undefined
   /** @type {Map<string, import("../index.js").Tool>} */
-  const byName = new Map();
+  const byName = new Map()
   for (const tool of tools) {
-    if (allowed && !allowed.has(tool.name)) continue;
+    if (allowed && !allowed.has(tool.name)) continue
     // Names are how clients call tools: a duplicate would make one tool unreachable.
-    if (byName.has(tool.name)) throw new TypeError(`buildMcpServer: duplicate tool name "${tool.name}"`);
-    byName.set(tool.name, tool);
+    if (byName.has(tool.name)) throw new TypeError(`buildMcpServer: duplicate tool name "${tool.name}"`)
+    byName.set(tool.name, tool)
   }
 
   /** @type {Promise<any> | undefined} */
-  let connecting;
-  let closed = false;
+  let connecting
+  let closed = false
 
   async function start(/** @type {unknown} */ transport) {
-    const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode }] =
-      await importSdk();
+    const [{ Server }, { ListToolsRequestSchema, CallToolRequestSchema, McpError, ErrorCode }] = await importSdk()
     const server = new Server(
       { name: cfg.name ?? "toolnexus", version: cfg.version ?? toolnexusVersion() },
       { capabilities: { tools: {} } },
-    );
+    )
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [...byName.values()].map((t) => ({
         name: t.name,
         description: t.description,
         inputSchema: t.inputSchema,
       })),
-    }));
+    }))
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      const { name, arguments: args } = request.params;
-      const tool = byName.get(name);
-      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-      const started = performance.now();
-      const result = await runTool(tool, args ?? {}, { signal: extra.signal });
-      report(onCall, { name, source: tool.source, ms: performance.now() - started, isError: result.isError });
-      return result;
-    });
-    await server.connect(/** @type {any} */ (transport));
-    return server;
+      const { name, arguments: args } = request.params
+      const tool = byName.get(name)
+      if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+      const started = performance.now()
+      const result = await runTool(tool, args ?? {}, { signal: extra.signal })
+      report(onCall, { name, source: tool.source, ms: performance.now() - started, isError: result.isError })
+      return result
+    })
+    await server.connect(/** @type {any} */ (transport))
+    return server
   }
 
   return {
@@ -65,18 +64,18 @@ export function buildMcpServer(tools, cfg = {}, onCall) {
       if (connecting) {
         return Promise.reject(
           new Error("buildMcpServer: connect() was already called; build another server for another transport"),
-        );
+        )
       }
-      if (closed) return Promise.reject(new Error("buildMcpServer: the server is closed"));
-      connecting = start(transport);
-      return connecting.then(() => undefined);
+      if (closed) return Promise.reject(new Error("buildMcpServer: the server is closed"))
+      connecting = start(transport)
+      return connecting.then(() => undefined)
     },
     async close() {
-      closed = true;
-      const server = await connecting?.catch(() => undefined);
-      await server?.close();
+      closed = true
+      const server = await connecting?.catch(() => undefined)
+      await server?.close()
     },
-  };
+  }
 }
 
 async function importSdk() {
@@ -84,10 +83,10 @@ async function importSdk() {
     return await Promise.all([
       import("@modelcontextprotocol/sdk/server/index.js"),
       import("@modelcontextprotocol/sdk/types.js"),
-    ]);
+    ])
   } catch (err) {
-    const hint = "buildMcpServer needs the @modelcontextprotocol/sdk package installed next to toolnexus";
-    throw new Error(`${hint}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    const hint = "buildMcpServer needs the @modelcontextprotocol/sdk package installed next to toolnexus"
+    throw new Error(`${hint}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   }
 }
 
@@ -101,9 +100,9 @@ async function importSdk() {
  */
 async function runTool(tool, args, ctx) {
   try {
-    return toCallResult(await tool.execute(args, ctx));
+    return toCallResult(await tool.execute(args, ctx))
   } catch (err) {
-    return toCallResult({ output: err instanceof Error ? err.message : String(err), isError: true });
+    return toCallResult({ output: err instanceof Error ? err.message : String(err), isError: true })
   }
 }
 
@@ -114,13 +113,13 @@ async function runTool(tool, args, ctx) {
  * @param {import("../index.js").ToolResult | undefined} result
  */
 function toCallResult(result) {
-  const output = String(result?.output ?? "");
-  const isError = Boolean(result?.isError);
-  const rich = result?.metadata?.content;
-  const content = Array.isArray(rich) && rich.length > 0 ? rich : [{ type: "text", text: output }];
-  const structured = result?.metadata?.structuredContent;
-  const isObject = structured !== null && typeof structured === "object" && !Array.isArray(structured);
-  return isObject ? { content, structuredContent: structured, isError } : { content, isError };
+  const output = String(result?.output ?? "")
+  const isError = Boolean(result?.isError)
+  const rich = result?.metadata?.content
+  const content = Array.isArray(rich) && rich.length > 0 ? rich : [{ type: "text", text: output }]
+  const structured = result?.metadata?.structuredContent
+  const isObject = structured !== null && typeof structured === "object" && !Array.isArray(structured)
+  return isObject ? { content, structuredContent: structured, isError } : { content, isError }
 }
 
 /**
@@ -131,11 +130,11 @@ function toCallResult(result) {
  * @param {{ name: string; source: string; ms: number; isError: boolean }} event
  */
 function report(onCall, event) {
-  if (!onCall) return;
+  if (!onCall) return
   try {
-    const r = onCall(event);
+    const r = onCall(event)
     if (r && typeof (/** @type {any} */ (r).then) === "function") {
-      /** @type {PromiseLike<unknown>} */ (r).then(undefined, () => {});
+      ;/** @type {PromiseLike<unknown>} */ (r).then(undefined, () => {})
     }
   } catch {
     // swallowed on purpose, see above

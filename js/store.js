@@ -215,7 +215,16 @@ class View {
           ctx,
           toolName,
           cancellableCall((timeout, canceller, onProgress, maxTotal) =>
-            nativeStore.callTool(agent, serviceName, target, JSON.stringify(args ?? {}), timeout, canceller, onProgress, maxTotal),
+            nativeStore.callTool(
+              agent,
+              serviceName,
+              target,
+              JSON.stringify(args ?? {}),
+              timeout,
+              canceller,
+              onProgress,
+              maxTotal,
+            ),
           ),
         ),
     }

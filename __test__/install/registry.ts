@@ -75,7 +75,10 @@ export async function startRegistry(dir: string): Promise<Registry> {
   const bin = createRequire(import.meta.url).resolve("verdaccio/bin/verdaccio")
   const child = spawn(process.execPath, [bin, "--config", configPath, "--listen", `127.0.0.1:${port}`], {
     // The uplink is reached over TLS, possibly through this machine's own CA.
-    env: { ...process.env, NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS ?? "/etc/ssl/certs/ca-certificates.crt" },
+    env: {
+      ...process.env,
+      NODE_EXTRA_CA_CERTS: process.env.NODE_EXTRA_CA_CERTS ?? "/etc/ssl/certs/ca-certificates.crt",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   })
   let output = ""
@@ -98,6 +101,11 @@ export async function startRegistry(dir: string): Promise<Registry> {
   // TMPDIR: napi prepublish stages its packages in a temporary folder; keep it in ours.
   const tmp = path.join(dir, "tmp")
   fs.mkdirSync(tmp)
-  const env = { ...withoutNpmConfig(process.env), NPM_CONFIG_REGISTRY: `${url}/`, NPM_CONFIG_USERCONFIG: userconfig, TMPDIR: tmp }
+  const env = {
+    ...withoutNpmConfig(process.env),
+    NPM_CONFIG_REGISTRY: `${url}/`,
+    NPM_CONFIG_USERCONFIG: userconfig,
+    TMPDIR: tmp,
+  }
   return { url, env, stop }
 }

@@ -13,7 +13,13 @@ export interface Ran {
 
 /** Runs a command to its end; unless `check` is false, a non-zero exit fails the test with its output. */
 export function run(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; check?: boolean }): Ran {
-  const r = spawnSync(cmd, args, { cwd: opts.cwd, env: opts.env, encoding: "utf8", timeout: 300_000, maxBuffer: 64 << 20 })
+  const r = spawnSync(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    encoding: "utf8",
+    timeout: 300_000,
+    maxBuffer: 64 << 20,
+  })
   const output = `$ ${cmd} ${args.join(" ")}\n${r.error ?? ""}${r.stdout}${r.stderr}`
   if (opts.check !== false && r.status !== 0) throw new Error(`exit ${r.status ?? r.signal}:\n${output}`)
   return { code: r.status, stdout: r.stdout, output }
@@ -42,7 +48,12 @@ export async function runAll(commands: Command[]): Promise<void> {
   if (failed.length > 0) throw new Error(failed.join("\n"))
 }
 
-const GIT_ID = { GIT_AUTHOR_NAME: "release", GIT_AUTHOR_EMAIL: "release@localhost", GIT_COMMITTER_NAME: "release", GIT_COMMITTER_EMAIL: "release@localhost" }
+const GIT_ID = {
+  GIT_AUTHOR_NAME: "release",
+  GIT_AUTHOR_EMAIL: "release@localhost",
+  GIT_COMMITTER_NAME: "release",
+  GIT_COMMITTER_EMAIL: "release@localhost",
+}
 
 /**
  * Lays out what a release job has in `dest`: the tracked files of `root` (as they are in
@@ -59,7 +70,12 @@ export function stageCheckout(root: string, dest: string, binaries: Record<strin
   }
   fs.symlinkSync(path.join(root, "node_modules"), path.join(dest, "node_modules"))
   const env = { ...process.env, ...GIT_ID }
-  for (const args of [["init", "-q"], ["add", "-A"], ["commit", "-qm", "release"]]) execFileSync("git", args, { cwd: dest, env })
+  for (const args of [
+    ["init", "-q"],
+    ["add", "-A"],
+    ["commit", "-qm", "release"],
+  ])
+    execFileSync("git", args, { cwd: dest, env })
   for (const [triple, binary] of Object.entries(binaries)) {
     const dir = path.join(dest, "artifacts", `bindings-${triple}`)
     fs.mkdirSync(dir, { recursive: true })
@@ -70,7 +86,9 @@ export function stageCheckout(root: string, dest: string, binaries: Record<strin
 
 /** `env` with no directory on its PATH that holds cargo or rustc, optionally `first` in front. */
 export function withoutRust(env: NodeJS.ProcessEnv, first?: string): NodeJS.ProcessEnv {
-  const dirs = (env.PATH ?? "").split(path.delimiter).filter((dir) => !["cargo", "rustc"].some((b) => fs.existsSync(path.join(dir, b))))
+  const dirs = (env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((dir) => !["cargo", "rustc"].some((b) => fs.existsSync(path.join(dir, b))))
   return { ...env, PATH: [...(first ? [first] : []), ...dirs].join(path.delimiter) }
 }
 

@@ -73,7 +73,13 @@ export function scenarios({ bin, scale = 1 }) {
       },
       teardown: ({ session }) => session.close(),
       rows: [
-        { metric: "p50", label: "sequential echo p50", unit: "µs", better: "lower", target: { ratio: 0.8, belowFloor: true } },
+        {
+          metric: "p50",
+          label: "sequential echo p50",
+          unit: "µs",
+          better: "lower",
+          target: { ratio: 0.8, belowFloor: true },
+        },
         { metric: "p99", label: "sequential echo p99", unit: "µs", better: "lower", target: { ratio: 0.3 } },
       ],
     },
@@ -89,7 +95,9 @@ export function scenarios({ bin, scale = 1 }) {
         return { cps: THROUGHPUT_CALLS / ((now() - start) / 1000) }
       },
       teardown: ({ session }) => session.close(),
-      rows: [{ metric: "cps", label: "throughput, 64 in flight", unit: "calls/s", better: "higher", target: { ratio: 2 } }],
+      rows: [
+        { metric: "cps", label: "throughput, 64 in flight", unit: "calls/s", better: "higher", target: { ratio: 2 } },
+      ],
     },
     {
       id: "large",
@@ -131,7 +139,13 @@ export function scenarios({ bin, scale = 1 }) {
       },
       rows: [
         { metric: "one", label: "connect 1 server", unit: "ms", better: "lower" },
-        { metric: "many", label: `connect ${MANY_SERVERS} servers`, unit: "ms", better: "lower", target: { ratio: 0.5 } },
+        {
+          metric: "many",
+          label: `connect ${MANY_SERVERS} servers`,
+          unit: "ms",
+          better: "lower",
+          target: { ratio: 0.5 },
+        },
       ],
     },
     {
@@ -152,7 +166,13 @@ export function scenarios({ bin, scale = 1 }) {
         return { load, list }
       },
       rows: [
-        { metric: "load", label: `inventory ${INVENTORY.tools} tools (loadMcp)`, unit: "ms", better: "lower", target: { ratio: 0.2 } },
+        {
+          metric: "load",
+          label: `inventory ${INVENTORY.tools} tools (loadMcp)`,
+          unit: "ms",
+          better: "lower",
+          target: { ratio: 0.2 },
+        },
         { metric: "list", label: `inventory ${INVENTORY.tools} tools (listMcpTools)`, unit: "ms", better: "lower" },
       ],
     },
@@ -164,11 +184,9 @@ export function scenarios({ bin, scale = 1 }) {
       rounds: 3,
       async round(_, client) {
         const child = async (...args) => {
-          const { stdout } = await execFileAsync(
-            process.execPath,
-            ["--expose-gc", memoryChild, ...args.map(String)],
-            { maxBuffer: 1 << 20 },
-          )
+          const { stdout } = await execFileAsync(process.execPath, ["--expose-gc", memoryChild, ...args.map(String)], {
+            maxBuffer: 1 << 20,
+          })
           return JSON.parse(stdout.trim().split("\n").pop())
         }
         const peak = await child("peak", client.name, bin, MANY_SERVERS, MEMORY_CALLS, 64)
@@ -180,9 +198,28 @@ export function scenarios({ bin, scale = 1 }) {
         }
       },
       rows: [
-        { metric: "peak", label: `peak RSS, ${MANY_SERVERS} servers`, unit: "MiB", better: "lower", target: { ratio: 0.8 } },
-        { metric: "growth", label: `RSS growth, ${MEMORY_CYCLES} cycles`, unit: "MiB", better: "lower", target: { atMost: 2 }, noRatio: true },
-        { metric: "heapGrowth", label: `JS heap growth, ${MEMORY_CYCLES} cycles`, unit: "MiB", better: "lower", noRatio: true },
+        {
+          metric: "peak",
+          label: `peak RSS, ${MANY_SERVERS} servers`,
+          unit: "MiB",
+          better: "lower",
+          target: { ratio: 0.8 },
+        },
+        {
+          metric: "growth",
+          label: `RSS growth, ${MEMORY_CYCLES} cycles`,
+          unit: "MiB",
+          better: "lower",
+          target: { atMost: 2 },
+          noRatio: true,
+        },
+        {
+          metric: "heapGrowth",
+          label: `JS heap growth, ${MEMORY_CYCLES} cycles`,
+          unit: "MiB",
+          better: "lower",
+          noRatio: true,
+        },
       ],
     },
   ]

@@ -46,7 +46,6 @@ export function summary(values) {
 export function table(rows, header) {
   const all = [header, ...rows]
   const widths = header.map((_, i) => Math.max(...all.map((r) => String(r[i] ?? "").length)))
-  const line = (r) =>
-    "| " + r.map((cell, i) => String(cell ?? "").padEnd(widths[i])).join(" | ") + " |"
+  const line = (r) => "| " + r.map((cell, i) => String(cell ?? "").padEnd(widths[i])).join(" | ") + " |"
   return [line(header), "| " + widths.map((w) => "-".repeat(w)).join(" | ") + " |", ...rows.map(line)].join("\n")
 }

@@ -86,7 +86,10 @@ function parseArguments(text) {
 function oneServer(servers, server, file) {
   const entry = servers[server]
   if (entry === undefined) {
-    const names = Object.keys(servers).map((n) => `"${n}"`).join(", ") || "none"
+    const names =
+      Object.keys(servers)
+        .map((n) => `"${n}"`)
+        .join(", ") || "none"
     return `no MCP server "${server}" in ${file}; it has: ${names}`
   }
   // Not an object: loadMcp fails the server with the reason.
