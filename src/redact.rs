@@ -132,9 +132,10 @@ impl Redactor {
     /// A log message's data as one line of text for a person: a string as itself,
     /// anything else as JSON, secrets redacted.
     pub fn log_text(&self, data: &Value) -> String {
+        // Printed as the JS printer always printed it: a string as it is, else JSON.stringify.
         let text = |value: &Value| match value {
             Value::String(s) => s.clone(),
-            other => other.to_string(),
+            other => crate::js_json::stringify(other),
         };
         if self.is_empty() {
             return text(data);
