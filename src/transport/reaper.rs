@@ -78,15 +78,52 @@ pub async fn watch_exit(
 /// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.
 #[cfg(unix)]
 async fn exited_unreaped(pid: u32) -> Option<Exit> {
+    #[cfg(target_os = "linux")]
+    if let Some(exit) = pidfd_exit(pid).await {
+        return Some(exit);
+    }
+    // SIGCHLD alone is not enough: a host library (libuv, once Node spawns a child) may
+    // install its own handler over the runtime's, so the state is also looked at now and
+    // then.
     use tokio::signal::unix::{SignalKind, signal};
-    // Listening first: an exit after this wakes the loop below (signals coalesce, so each
-    // wake-up looks at the state rather than counting).
-    let mut children = signal(SignalKind::child()).ok()?;
+    let mut children = signal(SignalKind::child()).ok();
     loop {
         if let Some(exit) = peek(pid) {
             return Some(exit);
         }
-        children.recv().await?;
+        let sigchld = async {
+            match &mut children {
+                Some(children) => children.recv().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = sigchld => {}
+            _ = tokio::time::sleep(std::time::Duration::from_millis(100)) => {}
+        }
+    }
+}
+
+/// Linux: a pidfd becomes readable when its process exits, whoever handles SIGCHLD.
+/// `None` when one cannot be had (a kernel older than 5.3).
+#[cfg(target_os = "linux")]
+async fn pidfd_exit(pid: u32) -> Option<Exit> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use tokio::io::Interest;
+    use tokio::io::unix::AsyncFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::pid_t::try_from(pid).ok()?, 0) };
+    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
+    // SAFETY: the descriptor was just opened and is owned by nobody else; the AsyncFd then
+    // owns it, so it stays open and the same for as long as it is registered.
+    let fd =
+        unsafe { AsyncFd::register_with_interest(OwnedFd::from_raw_fd(fd), Interest::READABLE) }
+            .ok()?;
+    loop {
+        if let Some(exit) = peek(pid) {
+            return Some(exit);
+        }
+        fd.readable().await.ok()?.clear_ready();
     }
 }
 
