@@ -184,7 +184,7 @@ describe(
         const first = run("node", ["first.mjs"], { cwd: app, env }).stdout
         assert.match(first, /\{ demo: 'connected' \}\n\[ 'demo_echo', 'demo_add', 'demo_word_count' \]\n5\n/)
         const list = run("npx", ["toolnexus", "list", "examples/mcp.json"], { cwd: app, env })
-        assert.match(list.stdout, /^demo: connected \(3 tools\)$/m)
+        assert.match(list.stdout, /^demo: connected \(3 tools, protocol 2025-\d\d-\d\d, up in \d+ ms\)$/m)
         assert.match(list.stdout, /^example-remote: disabled$/m)
       })
     }

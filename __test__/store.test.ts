@@ -588,7 +588,8 @@ describe("self-healing", () => {
   test("a call that waits for a reconnecting server spends at most its timeout in all", T, async (t) => {
     const dir = tempDir(t)
     const pidsFile = path.join(dir, "k.pids")
-    const store = openStore(t, { k: local(`--pids=${pidsFile}`, toolsFlag(["sleep"])) }, { backoffMs: 250 })
+    // The restart waits out a 1 s backoff, so it takes at least 1 s of the call's 2.5 s.
+    const store = openStore(t, { k: local(`--pids=${pidsFile}`, toolsFlag(["sleep"])) }, { backoffMs: 1_000 })
     await store.listToolsAsync()
     const sleepTool = toolOf(store, "k_sleep")
     const [pid] = await readPids(t, pidsFile)
@@ -600,7 +601,7 @@ describe("self-healing", () => {
       5_000,
       () => store.status(),
     )
-    // The restart takes part of the 2.5 s; what is left is too short for a 2 s call.
+    // What the restart leaves of the 2.5 s is too short for a 2 s call.
     const call = await timed(() => sleepTool.execute({ ms: 2_000 }, { timeout: 2_500 }))
     assert.match(call.value.output, /^MCP server "k" did not answer tools\/call "sleep" within \d+ ms$/)
     assert.ok(call.ms < 3_100, `took ${call.ms} ms with a 2500 ms timeout`)
