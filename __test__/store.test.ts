@@ -556,12 +556,12 @@ describe("self-healing", () => {
     assert.deepEqual(JSON.parse(res.output), { after: "restart" })
   })
 
-  test("a call made while its server is reconnecting waits for it, up to its timeout", T, async (t) => {
-    const dir = tempDir(t)
-    const pidsFile = path.join(dir, "k.pids")
-    const store = openStore(t, { k: local(`--pids=${pidsFile}`, toolsFlag(["echo"])) }, { backoffMs: 2_500 })
+  /** A store whose one server `k`, offering `tool`, was just killed and is reconnecting. */
+  async function reconnecting(t: TestContext, tool: string, backoffMs: number) {
+    const pidsFile = path.join(tempDir(t), "k.pids")
+    const store = openStore(t, { k: local(`--pids=${pidsFile}`, toolsFlag([tool])) }, { backoffMs })
     await store.listToolsAsync()
-    const echo = toolOf(store, "k_echo")
+    const handle = toolOf(store, `k_${tool}`)
     const [pid] = await readPids(t, pidsFile)
     fs.rmSync(pidsFile)
     process.kill(pid!, "SIGKILL")
@@ -571,6 +571,11 @@ describe("self-healing", () => {
       5_000,
       () => store.status(),
     )
+    return { store, tool: handle, pidsFile }
+  }
+
+  test("a call made while its server is reconnecting waits for it, up to its timeout", T, async (t) => {
+    const { store, tool: echo, pidsFile } = await reconnecting(t, "echo", 2_500)
 
     // Too short a timeout: an error result, but only once the timeout has run out.
     const short = await timed(() => echo.execute({ n: 1 }, { timeout: 600 }))
@@ -586,21 +591,8 @@ describe("self-healing", () => {
   })
 
   test("a call that waits for a reconnecting server spends at most its timeout in all", T, async (t) => {
-    const dir = tempDir(t)
-    const pidsFile = path.join(dir, "k.pids")
     // The restart waits out a 1 s backoff, so it takes at least 1 s of the call's 2.5 s.
-    const store = openStore(t, { k: local(`--pids=${pidsFile}`, toolsFlag(["sleep"])) }, { backoffMs: 1_000 })
-    await store.listToolsAsync()
-    const sleepTool = toolOf(store, "k_sleep")
-    const [pid] = await readPids(t, pidsFile)
-    fs.rmSync(pidsFile)
-    process.kill(pid!, "SIGKILL")
-    await until(
-      "k reconnecting",
-      () => store.status().k?.state === "reconnecting",
-      5_000,
-      () => store.status(),
-    )
+    const { tool: sleepTool, pidsFile } = await reconnecting(t, "sleep", 1_000)
     // What the restart leaves of the 2.5 s is too short for a 2 s call.
     const call = await timed(() => sleepTool.execute({ ms: 2_000 }, { timeout: 2_500 }))
     assert.match(call.value.output, /^MCP server "k" did not answer tools\/call "sleep" within \d+ ms$/)
