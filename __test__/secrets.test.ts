@@ -111,6 +111,20 @@ describe("secrets that servers echo are redacted", () => {
     assert.ok(!run.stderr.includes(SECRET), run.stderr)
   })
 
+  test("a stderr line cut at its length limit never ends in part of a secret", T, async () => {
+    // The secret starts 5 characters before the 500 kept of a stderr line.
+    const say = `--say=${"x".repeat(495)}$TN_LEAK and more`
+    const run = await runNode(`
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${JSON.stringify({ gone: leaky("--exit-at-start", say) })})
+      await source.close()
+    `)
+    assertCleanExit(run)
+    const [line] = failureLines(run.stderr, "gone")
+    assert.ok(line?.includes("x".repeat(495)), run.stderr)
+    assert.ok(!line.includes(SECRET.slice(0, 5)), `a piece of the secret was printed: ${line}`)
+  })
+
   test("toolnexus list prints the reasons redacted", T, async (t) => {
     const dir = tempDir(t)
     const config = path.join(dir, "mcp.json")

@@ -84,7 +84,10 @@ impl ChildProcess {
 
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(reaper::watch_exit(child, lease.clone(), exit_tx));
-        let tail = Arc::new(Mutex::new(StderrTail::default()));
+        let tail = Arc::new(Mutex::new(StderrTail {
+            unsplittable: spec.env.iter().map(|(_, value)| value.clone()).collect(),
+            ..StderrTail::default()
+        }));
         let (done_tx, stderr_done) = watch::channel(false);
         tokio::spawn(drain_stderr(stderr, tail.clone(), done_tx));
 
@@ -211,6 +214,9 @@ fn describe_status(Exit(status): Exit) -> String {
 #[derive(Default)]
 struct StderrTail {
     lines: VecDeque<String>,
+    /// The values of the server's own variables: a kept line never ends inside one, so
+    /// what hides them in messages later sees each one whole.
+    unsplittable: Vec<String>,
 }
 
 impl StderrTail {
@@ -223,8 +229,53 @@ impl StderrTail {
         if self.lines.len() == STDERR_LINES {
             self.lines.pop_front();
         }
-        self.lines
-            .push_back(line.chars().take(STDERR_LINE_CHARS).collect());
+        let kept = cut(line, STDERR_LINE_CHARS, &self.unsplittable);
+        self.lines.push_back(kept.to_owned());
+    }
+}
+
+/// The first `chars` characters of `line`, or fewer, so as not to end inside any of `whole`.
+fn cut<'a>(line: &'a str, chars: usize, whole: &[String]) -> &'a str {
+    let mut end = line
+        .char_indices()
+        .nth(chars)
+        .map_or(line.len(), |(i, _)| i);
+    loop {
+        let straddling = whole.iter().filter(|v| !v.is_empty()).flat_map(|value| {
+            line.match_indices(value.as_str())
+                .map(|(start, found)| (start, start + found.len()))
+        });
+        let Some(start) = straddling
+            .filter(|&(start, stop)| start < end && stop > end)
+            .map(|(start, _)| start)
+            .min()
+        else {
+            return &line[..end];
+        };
+        end = start;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn a_long_line_is_cut_at_its_character_limit() {
+        assert_eq!(cut("aé…bcd", 3, &[]), "aé…");
+        assert_eq!(cut("short", 500, &[]), "short");
+    }
+
+    #[test]
+    fn a_line_is_never_cut_inside_a_value_it_must_keep_whole() {
+        let secret = "s3cr3t-value".to_owned();
+        let line = format!("{}{secret} and more", "x".repeat(495));
+        assert_eq!(cut(&line, 500, &[secret.clone()]), "x".repeat(495));
+        // Cutting before one value can land inside another: the line ends before both.
+        let other = "xxxs3c".to_owned();
+        assert_eq!(cut(&line, 500, &[secret, other]), "x".repeat(492));
+        let whole = format!("{}abcdefgh{}", "x".repeat(480), "y".repeat(40));
+        assert_eq!(cut(&whole, 500, &["abcdefgh".into()]), &whole[..500]);
     }
 }
 
