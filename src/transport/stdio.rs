@@ -256,29 +256,6 @@ fn cut<'a>(line: &'a str, chars: usize, whole: &[String]) -> &'a str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::cut;
-
-    #[test]
-    fn a_long_line_is_cut_at_its_character_limit() {
-        assert_eq!(cut("aé…bcd", 3, &[]), "aé…");
-        assert_eq!(cut("short", 500, &[]), "short");
-    }
-
-    #[test]
-    fn a_line_is_never_cut_inside_a_value_it_must_keep_whole() {
-        let secret = "s3cr3t-value".to_owned();
-        let line = format!("{}{secret} and more", "x".repeat(495));
-        assert_eq!(cut(&line, 500, &[secret.clone()]), "x".repeat(495));
-        // Cutting before one value can land inside another: the line ends before both.
-        let other = "xxxs3c".to_owned();
-        assert_eq!(cut(&line, 500, &[secret, other]), "x".repeat(492));
-        let whole = format!("{}abcdefgh{}", "x".repeat(480), "y".repeat(40));
-        assert_eq!(cut(&whole, 500, &["abcdefgh".into()]), &whole[..500]);
-    }
-}
-
 /// Keeps reading so the server never blocks on a full pipe; keeps only the last lines, and
 /// of each only its start, so that a line without end costs no memory.
 async fn drain_stderr(
@@ -312,4 +289,30 @@ async fn drain_stderr(
         keep(&line);
     }
     let _ = done.send(true);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn a_long_line_is_cut_at_its_character_limit() {
+        assert_eq!(cut("aé…bcd", 3, &[]), "aé…");
+        assert_eq!(cut("short", 500, &[]), "short");
+    }
+
+    #[test]
+    fn a_line_is_never_cut_inside_a_value_it_must_keep_whole() {
+        let secret = "s3cr3t-value".to_owned();
+        let line = format!("{}{secret} and more", "x".repeat(495));
+        assert_eq!(
+            cut(&line, 500, std::slice::from_ref(&secret)),
+            "x".repeat(495)
+        );
+        // Cutting before one value can land inside another: the line ends before both.
+        let other = "xxxs3c".to_owned();
+        assert_eq!(cut(&line, 500, &[secret, other]), "x".repeat(492));
+        let whole = format!("{}abcdefgh{}", "x".repeat(480), "y".repeat(40));
+        assert_eq!(cut(&whole, 500, &["abcdefgh".into()]), &whole[..500]);
+    }
 }
