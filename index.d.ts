@@ -111,7 +111,7 @@ export interface ToolInfo {
 /** What {@link listMcpTools} reports of one server, for doctors such as `toolnexus list`. */
 export interface McpServerReport {
   status: McpStatus
-  /** The protocol version the server answered `initialize` with (connected servers). */
+  /** The protocol version spoken with the server: `"2026-07-28"`, or what it answered `initialize` with (connected servers). */
   protocolVersion?: string
   /** Milliseconds from starting it to its tools listed, or to its failure (absent when nothing was started). */
   connectMs?: number
@@ -188,6 +188,12 @@ interface ServerCommon {
   timeout?: number
   /** Milliseconds a call may take in all, however often progress restarts its `timeout`. @default none */
   maxTotalTimeout?: number
+  /**
+   * Which revision of MCP to speak. `"auto"` opens with 2026-07-28 (`server/discover`) and
+   * falls back to the 2025-11-25 `initialize` handshake when the server shows it is older,
+   * on the same process or URL; a version pins that one. @default "auto"
+   */
+  protocol?: "auto" | "2026-07-28" | "2025-11-25"
   /**
    * Allowlist keyed on the server's original tool names, used by `loadMcp` only.
    * Any `true`: only those tools. Only `false`: every tool but those. Absent or empty: every tool.
@@ -422,7 +428,7 @@ export interface StoreServerStatus {
   readonly restarts: number
   /** As in {@link StoreToolInfo.clientId}. */
   readonly clientId: string
-  /** The protocol version the server answered `initialize` with, while it is connected. */
+  /** The protocol version spoken with the server (`"2026-07-28"`, or what it answered `initialize` with), while it is connected. */
   readonly protocolVersion?: string
 }
 

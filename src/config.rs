@@ -111,6 +111,20 @@ pub struct ServerSpec {
     /// `maxTotalTimeout`: caps a call in all, however often progress restarts its clock.
     pub max_total_timeout: Option<Duration>,
     pub tools: ToolFilter,
+    /// `protocol`: which revision of MCP to speak.
+    pub protocol: ProtocolChoice,
+}
+
+/// The `protocol` key of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ProtocolChoice {
+    /// The 2026-07-28 revision, falling back to 2025-11-25 when the server shows it is older.
+    #[default]
+    Auto,
+    /// 2026-07-28 only: `server/discover` and per-request metadata.
+    Modern,
+    /// 2025-11-25 only: the `initialize` handshake.
+    Legacy,
 }
 
 #[derive(Debug, Clone)]
@@ -238,7 +252,24 @@ fn validate_entry(entry: &Value, context: &Context) -> Result<Option<ServerSpec>
         // None by default, as in the official SDK.
         max_total_timeout: millis(obj, "maxTotalTimeout")?,
         tools: tool_filter(obj)?,
+        protocol: protocol(obj)?,
     }))
+}
+
+fn protocol(obj: &Map<String, Value>) -> Result<ProtocolChoice, String> {
+    match obj.get("protocol") {
+        None | Some(Value::Null) => Ok(ProtocolChoice::Auto),
+        Some(Value::String(v)) if v == "auto" => Ok(ProtocolChoice::Auto),
+        Some(Value::String(v)) if v == "2026-07-28" => Ok(ProtocolChoice::Modern),
+        Some(Value::String(v)) if v == "2025-11-25" => Ok(ProtocolChoice::Legacy),
+        Some(other) => Err(format!(
+            "\"protocol\" must be \"auto\", \"2026-07-28\" or \"2025-11-25\", got {}",
+            match other {
+                Value::String(_) => other.to_string(),
+                other => json_kind(other).to_owned(),
+            }
+        )),
+    }
 }
 
 /// A positive number of milliseconds under `key`, clamped as every duration is.

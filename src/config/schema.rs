@@ -140,6 +140,19 @@ pub struct Common {
     /// Which tools `loadMcp` exposes, by the server's names: any `true` keeps only those,
     /// only `false` hides those.
     pub tools: Option<BTreeMap<String, bool>>,
+    /// Which revision of MCP to speak: `"auto"` (the default) tries 2026-07-28 and falls
+    /// back to 2025-11-25 when the server is older; a version pins that one.
+    pub protocol: Option<Protocol>,
+}
+
+#[derive(JsonSchema)]
+pub enum Protocol {
+    #[serde(rename = "auto")]
+    Auto,
+    #[serde(rename = "2026-07-28")]
+    Modern,
+    #[serde(rename = "2025-11-25")]
+    Legacy,
 }
 
 /// Keys of a local entry besides its command.

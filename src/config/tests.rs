@@ -235,3 +235,20 @@ fn max_total_timeout_is_none_by_default_and_validated_like_timeout() {
     let negative = invalid(json!({ "command": ["x"], "maxTotalTimeout": -1 }));
     assert!(negative.contains("positive"), "{negative}");
 }
+
+#[test]
+fn protocol_picks_an_era_and_names_a_bad_one() {
+    let era = |protocol: Value| spec(json!({ "command": ["x"], "protocol": protocol })).protocol;
+    assert_eq!(
+        spec(json!({ "command": ["x"] })).protocol,
+        ProtocolChoice::Auto
+    );
+    assert_eq!(era(json!("auto")), ProtocolChoice::Auto);
+    assert_eq!(era(json!("2026-07-28")), ProtocolChoice::Modern);
+    assert_eq!(era(json!("2025-11-25")), ProtocolChoice::Legacy);
+    let expected = "\"protocol\" must be \"auto\", \"2026-07-28\" or \"2025-11-25\", got";
+    let bad = invalid(json!({ "command": ["x"], "protocol": "2024-11-05" }));
+    assert_eq!(bad, format!("{expected} \"2024-11-05\""));
+    let bad = invalid(json!({ "url": "http://h/mcp", "protocol": 7 }));
+    assert_eq!(bad, format!("{expected} a number"));
+}
