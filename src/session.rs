@@ -6,8 +6,10 @@ mod clock;
 mod handler;
 mod local_calls;
 mod observer;
+mod opening;
 mod redacted;
 mod remote_calls;
+mod request_meta;
 mod wording;
 
 use std::collections::HashSet;
@@ -17,10 +19,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::Peer;
 use rmcp::model::{ErrorData, PaginatedRequestParams, ProtocolVersion};
-use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError, ServiceExt};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+    ServiceError,
+};
 use rmcp::transport::Transport;
+use rmcp::{ClientHandler, Peer};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -33,7 +38,7 @@ use self::remote_calls::RemoteCalls;
 use self::wording::{
     answered_with_error, during, failed, overwhelmed_by_progress, timed_out, unexpected_response,
 };
-use crate::config::{RemoteSpec, ServerSpec, TransportSpec};
+use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
 use crate::redact::Redactor;
@@ -180,6 +185,7 @@ impl Session {
                 let start = Start {
                     name,
                     timeout: spec.timeout,
+                    protocol: spec.protocol,
                     cancel,
                 };
                 let local = Some((child, calls));
@@ -188,7 +194,7 @@ impl Session {
                     .await
             }
             TransportSpec::Remote(remote) => {
-                Self::connect_remote(name, remote, spec.timeout, handler, cancel).await
+                Self::connect_remote(name, remote, spec, handler, cancel).await
             }
         }
     }
@@ -198,10 +204,11 @@ impl Session {
     async fn connect_remote(
         name: &str,
         remote: &RemoteSpec,
-        timeout: Duration,
+        spec: &ServerSpec,
         handler: Client,
         cancel: &CancellationToken,
     ) -> Result<Session, Failure> {
+        let (timeout, protocol) = (spec.timeout, spec.protocol);
         let started = Instant::now();
         let maybe_legacy = AtomicBool::new(false);
         let explain = |e: &ClientInitializeError| match http::explain_initialize_error(e) {
@@ -219,6 +226,7 @@ impl Session {
         let start = Start {
             name,
             timeout,
+            protocol,
             cancel,
         };
         let streamable = start.run(handler.clone(), None, transport, explain).await;
@@ -238,9 +246,11 @@ impl Session {
                 Err(Failure::Reason(_)) => return Err(Failure::Reason(reason.clone())),
             };
         let left = timeout.saturating_sub(started.elapsed());
+        // The legacy transport predates the 2026 revision.
         let start = Start {
             name,
             timeout: left,
+            protocol: ProtocolChoice::Legacy,
             cancel,
         };
         let mut session = start
@@ -507,6 +517,7 @@ impl Session {
 struct Start<'a> {
     name: &'a str,
     timeout: Duration,
+    protocol: ProtocolChoice,
     cancel: &'a CancellationToken,
 }
 
@@ -521,9 +532,23 @@ impl Start<'_> {
     where
         T: Transport<RoleClient> + 'static,
     {
-        let transport = Observed::new(transport, handler.0.clone());
+        let mut transport = Observed::new(transport, handler.0.clone());
+        let protocol = self.protocol;
+        let ours = local.is_some();
         let initialize = async {
-            let service = handler.serve(transport).await.map_err(|e| explain(&e))?;
+            // Over stdio the opening is ours (see `opening`); over HTTP rmcp's, since its
+            // transport keeps the session id and era headers the opening decides.
+            let service = if ours {
+                let info = handler.get_info();
+                let (peer, unanswered) = opening::open(&mut transport, &info, protocol).await?;
+                transport.opened(unanswered);
+                rmcp::service::serve_directly(handler, transport, Some(peer))
+            } else {
+                handler
+                    .serve_with_lifecycle(transport, lifecycle(protocol))
+                    .await
+                    .map_err(|e| explain(&e))?
+            };
             let version = service
                 .peer()
                 .peer_info()
@@ -548,9 +573,17 @@ impl Start<'_> {
             Ok(service) => {
                 let peer = service.peer().clone();
                 let shared = service.service().0.clone();
+                let version = peer.peer_info().map(|info| info.protocol_version.clone());
+                let meta = version
+                    .and_then(|v| request_meta::modern_meta(&service.service().get_info(), &v));
                 let closed = CancellationToken::new();
                 let calls = match local_calls {
-                    Some(calls) => Calls::Local(calls),
+                    Some(calls) => {
+                        if let Some(meta) = &meta {
+                            calls.set_meta(request_meta::as_members(meta));
+                        }
+                        Calls::Local(calls)
+                    }
                     None => Calls::Remote(RemoteCalls::new(
                         peer.clone(),
                         shared.clone(),
@@ -576,6 +609,23 @@ impl Start<'_> {
                 Err(failure)
             }
         }
+    }
+}
+
+/// How a session opens: `server/discover` for the 2026-07-28 revision, `initialize` for
+/// 2025-11-25, or discover first and `initialize` on the same transport when the server
+/// answers as a 2025-era server does.
+fn lifecycle(protocol: ProtocolChoice) -> ClientLifecycleMode {
+    let modern = || vec![ProtocolVersion::V_2026_07_28];
+    match protocol {
+        ProtocolChoice::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: modern(),
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        ProtocolChoice::Modern => ClientLifecycleMode::Discover {
+            preferred_versions: modern(),
+        },
+        ProtocolChoice::Legacy => ClientLifecycleMode::Initialize,
     }
 }
 

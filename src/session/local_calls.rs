@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -45,6 +45,9 @@ pub struct LocalCalls {
     table: Mutex<Table>,
     /// Wakes the sweeper: a deadline earlier than it planned for, or the end.
     nudge: Arc<Notify>,
+    /// `_meta` members every request carries, set once the era is known (see
+    /// `request_meta`); empty for the 2025 era.
+    meta: OnceLock<String>,
 }
 
 struct Table {
@@ -92,6 +95,7 @@ impl LocalCalls {
                 sweep_at: None,
             }),
             nudge: Arc::new(Notify::new()),
+            meta: OnceLock::new(),
         });
         let eliciting = calls.shared.eliciting.subscribe();
         let exit = calls.child.exit_watch();
@@ -102,6 +106,15 @@ impl LocalCalls {
             exit,
         ));
         calls
+    }
+
+    /// Sets the `_meta` members (`,"k":v,...`) of every later request.
+    pub fn set_meta(&self, members: String) {
+        let _ = self.meta.set(members);
+    }
+
+    fn meta(&self) -> &str {
+        self.meta.get().map_or("", String::as_str)
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
@@ -121,7 +134,7 @@ impl LocalCalls {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
-        let Some(line) = request_line(id, tool, args_json) else {
+        let Some(line) = request_line(id, tool, args_json, self.meta()) else {
             return sink.done(id, bad_arguments(&self.shared.server, tool));
         };
         let mut table = self.table();
@@ -177,10 +190,14 @@ impl LocalCalls {
             table.listings.insert(id, tx);
         }
         let _forget = ForgetListing(self, id);
-        let params = match cursor {
-            Some(cursor) => format!("{{\"cursor\":{}}}", serde_json::Value::from(cursor)),
-            None => "{}".to_owned(),
-        };
+        let mut params: Vec<String> = Vec::new();
+        if let Some(cursor) = cursor {
+            params.push(format!("\"cursor\":{}", serde_json::Value::from(cursor)));
+        }
+        if let Some(meta) = self.meta().strip_prefix(',') {
+            params.push(format!("\"_meta\":{{{meta}}}"));
+        }
+        let params = format!("{{{}}}", params.join(","));
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"tools/list\",\"params\":{params}}}\n"
         );
@@ -501,7 +518,7 @@ async fn sweep(
 
 /// The request as one line, the arguments' JSON passed through as the caller wrote it.
 /// `None` when the arguments are not a JSON object.
-fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
+fn request_line(id: u64, tool: &str, args_json: &str, meta: &str) -> Option<Vec<u8>> {
     let args: &RawValue = serde_json::from_str(args_json).ok()?;
     if !args.get().starts_with('{') {
         return None;
@@ -523,7 +540,7 @@ fn request_line(id: u64, tool: &str, args_json: &str) -> Option<Vec<u8>> {
     }
     let _ = writeln!(
         line,
-        ",\"_meta\":{{\"progressToken\":\"{ID_PREFIX}{id}\"}}}}}}"
+        ",\"_meta\":{{\"progressToken\":\"{ID_PREFIX}{id}\"{meta}}}}}}}"
     );
     Some(line)
 }
@@ -591,13 +608,13 @@ mod tests {
 
     #[test]
     fn requests_pass_the_arguments_through_on_one_line() {
-        let line = request_line(7, "echo \"x\"", r#"{"text":"a\nb"}"#).expect("a line");
+        let line = request_line(7, "echo \"x\"", r#"{"text":"a\nb"}"#, "").expect("a line");
         let line = String::from_utf8(line).expect("utf-8");
         assert_eq!(
             line,
             "{\"jsonrpc\":\"2.0\",\"id\":\"tn-7\",\"method\":\"tools/call\",\"params\":{\"name\":\"echo \\\"x\\\"\",\"arguments\":{\"text\":\"a\\nb\"},\"_meta\":{\"progressToken\":\"tn-7\"}}}\n"
         );
-        let pretty = request_line(8, "t", "{\n  \"a\": 1\n}").expect("a line");
+        let pretty = request_line(8, "t", "{\n  \"a\": 1\n}", "").expect("a line");
         assert_eq!(pretty.iter().filter(|b| **b == b'\n').count(), 1);
     }
 
@@ -605,7 +622,7 @@ mod tests {
     fn pretty_arguments_keep_big_numbers_exactly() {
         let args =
             "{\n  \"n\": 123456789012345678901234567890,\n  \"x\": 1.000000000000000000001\n}";
-        let line = request_line(9, "t", args).expect("a line");
+        let line = request_line(9, "t", args, "").expect("a line");
         let line = String::from_utf8(line).expect("utf-8");
         assert!(
             line.contains(r#""arguments":{   "n": 123456789012345678901234567890,   "x": 1.000000000000000000001 },"#),
@@ -615,9 +632,9 @@ mod tests {
 
     #[test]
     fn only_objects_are_arguments() {
-        assert!(request_line(1, "t", "[1]").is_none());
-        assert!(request_line(1, "t", "\"x\"").is_none());
-        assert!(request_line(1, "t", "{").is_none());
+        assert!(request_line(1, "t", "[1]", "").is_none());
+        assert!(request_line(1, "t", "\"x\"", "").is_none());
+        assert!(request_line(1, "t", "{", "").is_none());
     }
 
     #[test]

@@ -25,13 +25,16 @@ use serde_json::Value;
 
 use super::Progress;
 use super::handler::Shared;
+use super::opening::Unanswered;
 
 pub struct Observed<T> {
     inner: T,
     shared: Arc<Shared>,
-    /// Until `initialize` is answered: the ids of the requests sent so far and which of
-    /// them is `initialize`.
+    /// Until the handshake is answered: the ids of the requests sent so far and which of
+    /// them opens the session (`initialize`, or the `server/discover` of the 2026 era).
     handshake: Option<Handshake>,
+    /// Requests of our own opening (see `opening`) that were left unanswered.
+    unanswered: Unanswered,
 }
 
 #[derive(Default)]
@@ -46,14 +49,39 @@ impl<T> Observed<T> {
             inner,
             shared,
             handshake: Some(Handshake::default()),
+            unanswered: Vec::new(),
         }
+    }
+
+    /// The opening was ours (see `opening`): the handshake is over, and late answers to its
+    /// requests are not rmcp's to see.
+    pub fn opened(&mut self, unanswered: Unanswered) {
+        self.handshake = None;
+        self.unanswered = unanswered;
+    }
+
+    /// Whether `message` answers a request of the opening left unanswered (once each).
+    fn late_opening_answer(&mut self, message: &ServerJsonRpcMessage) -> bool {
+        let id = match message {
+            JsonRpcMessage::Response(response) => &response.id,
+            JsonRpcMessage::Error(error) => match &error.id {
+                Some(id) => id,
+                None => return false,
+            },
+            _ => return false,
+        };
+        let Some(at) = self.unanswered.iter().position(|sent| answers(id, sent)) else {
+            return false;
+        };
+        self.unanswered.swap_remove(at);
+        true
     }
 
     /// Whether `message` may reach rmcp: anything but a response to an id never sent
     /// during the handshake. The answer to `initialize` ends the handshake.
     fn admits(&mut self, message: &ServerJsonRpcMessage) -> bool {
         let Some(handshake) = &self.handshake else {
-            return true;
+            return !self.late_opening_answer(message);
         };
         let id = match message {
             JsonRpcMessage::Response(response) => &response.id,
@@ -66,10 +94,13 @@ impl<T> Observed<T> {
         if !handshake.sent.iter().any(|sent| answers(id, sent)) {
             return false;
         }
-        if handshake
-            .initialize
-            .as_ref()
-            .is_some_and(|init| answers(id, init))
+        // A discover refused is followed by `initialize`: only a result ends the handshake.
+        let result = matches!(message, JsonRpcMessage::Response(_));
+        if result
+            && handshake
+                .initialize
+                .as_ref()
+                .is_some_and(|init| answers(id, init))
         {
             self.handshake = None;
         }
@@ -93,7 +124,9 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Observed<T> {
     ) -> impl Future<Output = Result<(), T::Error>> + Send + 'static {
         if let (Some(handshake), JsonRpcMessage::Request(request)) = (&mut self.handshake, &item) {
             handshake.sent.push(request.id.clone());
-            if let ClientRequest::InitializeRequest(_) = request.request {
+            if let ClientRequest::InitializeRequest(_) | ClientRequest::DiscoverRequest(_) =
+                request.request
+            {
                 handshake.initialize = Some(request.id.clone());
             }
         }

@@ -1,0 +1,236 @@
+//! Opening a session over a transport toolnexus drives itself (stdio): `server/discover`
+//! for the 2026-07-28 revision, `initialize` for 2025-11-25, or discover first and
+//! `initialize` on the same pipe when the server shows it is older (it refuses discover, or
+//! says nothing about it for [`SILENCE`]). rmcp then runs the session from the outcome.
+//!
+//! Over stdio a server that ignores requests it does not know is common among 2025-era
+//! servers, and waiting out rmcp's fixed 10 s for it would slow every such connect; a
+//! modern server that starts slowly gets an `initialize` it may refuse, and its discover
+//! answer still wins.
+
+use std::time::Duration;
+
+use rmcp::model::{
+    ClientConfig, ClientJsonRpcMessage, ClientNotification, ClientRequest, DiscoverRequest,
+    DiscoverRequestParams, EmptyResult, ErrorCode, InitializeRequest, InitializedNotification,
+    JsonRpcMessage, ProtocolVersion, RequestId, RequestMetaObject, ServerPeerInfo, ServerRequest,
+    ServerResult,
+};
+use rmcp::service::RoleClient;
+use rmcp::transport::Transport;
+
+use super::wording::{answered_with_error, unexpected_response};
+use super::{StepError, unsupported_version};
+use crate::config::ProtocolChoice;
+
+/// How long a server may leave `server/discover` unanswered before `initialize` follows.
+const SILENCE: Duration = Duration::from_secs(1);
+
+/// The id of `server/discover`: a string, which rmcp's numbered requests never are.
+const DISCOVER_ID: &str = "toolnexus-discover";
+/// The id of `initialize`: 0, as rmcp numbers it (some servers answer it blindly).
+const INITIALIZE_ID: i64 = 0;
+
+/// The opening's requests left unanswered when it ended, whose late answers nobody reads.
+pub type Unanswered = Vec<RequestId>;
+
+/// Where the opening stands.
+#[derive(Default)]
+struct Progress {
+    discover_pending: bool,
+    initialize_sent: bool,
+    /// Why discover was refused, when it was.
+    discover_refused: Option<String>,
+    initialize_answered: bool,
+    /// Why initialize was refused, when it was and discover may still answer.
+    initialize_refused: Option<String>,
+}
+
+impl Progress {
+    fn unanswered(&self) -> Unanswered {
+        let mut ids = Vec::new();
+        if self.discover_pending {
+            ids.push(discover_id());
+        }
+        if self.initialize_sent && !self.initialize_answered {
+            ids.push(RequestId::Number(INITIALIZE_ID));
+        }
+        ids
+    }
+}
+
+fn discover_id() -> RequestId {
+    RequestId::String(DISCOVER_ID.into())
+}
+
+/// Runs the opening. Unbounded: the caller bounds it with the server's timeout.
+pub async fn open<T: Transport<RoleClient>>(
+    transport: &mut T,
+    client: &ClientConfig,
+    protocol: ProtocolChoice,
+) -> Result<(ServerPeerInfo, Unanswered), StepError> {
+    let mut state = Progress::default();
+    match protocol {
+        ProtocolChoice::Legacy => send_initialize(transport, client, &mut state).await?,
+        ProtocolChoice::Auto | ProtocolChoice::Modern => {
+            send_discover(transport, client).await?;
+            state.discover_pending = true;
+        }
+    }
+    let silence = tokio::time::sleep(SILENCE);
+    tokio::pin!(silence);
+    loop {
+        let message = tokio::select! {
+            message = transport.receive() => message,
+            _ = &mut silence, if protocol == ProtocolChoice::Auto && !state.initialize_sent => {
+                send_initialize(transport, client, &mut state).await?;
+                continue;
+            }
+            // Refused initialize, and still silent on discover: a 2025-era server's refusal.
+            _ = tokio::time::sleep(SILENCE), if state.initialize_refused.is_some() => {
+                return Err(StepError::Answered(state.initialize_refused.unwrap_or_default()));
+            }
+        };
+        let Some(message) = message else {
+            return Err(StepError::Broken(
+                "closed the connection during initialize".into(),
+            ));
+        };
+        let (id, answer) = match message {
+            JsonRpcMessage::Response(response) => (response.id, Ok(response.result)),
+            JsonRpcMessage::Error(error) => match error.id {
+                Some(id) => (id, Err(error.error)),
+                None => continue,
+            },
+            JsonRpcMessage::Request(request) => {
+                answer_early_request(transport, request.id, &request.request).await;
+                continue;
+            }
+            JsonRpcMessage::Notification(_) => continue,
+        };
+        if id == discover_id() && state.discover_pending {
+            state.discover_pending = false;
+            match answer {
+                Ok(ServerResult::DiscoverResult(result)) => {
+                    let modern = ProtocolVersion::V_2026_07_28;
+                    if result.supported_versions.contains(&modern) {
+                        let peer = ServerPeerInfo::from_discover_result(modern, result);
+                        return Ok((peer, state.unanswered()));
+                    }
+                    let versions = result.supported_versions.iter().map(|v| v.to_string());
+                    state.discover_refused = Some(format!(
+                        "supports only protocol versions {}",
+                        versions.collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                Ok(_) => state.discover_refused = Some(unexpected_response("server/discover")),
+                Err(error) => {
+                    let modern_refusal = matches!(
+                        error.code,
+                        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY | ErrorCode::HEADER_MISMATCH
+                    );
+                    let reason = answered_with_error("server/discover", &error.message);
+                    if modern_refusal {
+                        return Err(StepError::Answered(reason));
+                    }
+                    state.discover_refused = Some(reason);
+                }
+            }
+            if protocol == ProtocolChoice::Modern {
+                return Err(StepError::Answered(
+                    state.discover_refused.unwrap_or_default(),
+                ));
+            }
+            if let Some(reason) = state.initialize_refused.take() {
+                return Err(StepError::Answered(reason));
+            }
+            if !state.initialize_sent {
+                send_initialize(transport, client, &mut state).await?;
+            }
+        } else if id == RequestId::Number(INITIALIZE_ID) && state.initialize_sent {
+            state.initialize_answered = true;
+            match answer {
+                Ok(ServerResult::InitializeResult(result)) => {
+                    if !ProtocolVersion::KNOWN_VERSIONS.contains(&result.protocol_version)
+                        || !result.protocol_version.has_initialize()
+                    {
+                        return Err(StepError::Answered(unsupported_version(
+                            &result.protocol_version,
+                        )));
+                    }
+                    let initialized = ClientNotification::InitializedNotification(
+                        InitializedNotification::default(),
+                    );
+                    send(transport, ClientJsonRpcMessage::notification(initialized)).await?;
+                    return Ok((result.into(), state.unanswered()));
+                }
+                Ok(_) => return Err(StepError::Answered(unexpected_response("initialize"))),
+                Err(error) => {
+                    let reason = answered_with_error("initialize", &error.message);
+                    if !state.discover_pending {
+                        return Err(StepError::Answered(reason));
+                    }
+                    // A modern server may refuse initialize and still answer discover.
+                    state.initialize_refused = Some(reason);
+                }
+            }
+        }
+    }
+}
+
+async fn send_discover<T: Transport<RoleClient>>(
+    transport: &mut T,
+    client: &ClientConfig,
+) -> Result<(), StepError> {
+    let meta = RequestMetaObject::with_client_context(
+        ProtocolVersion::V_2026_07_28,
+        client.client_info.clone(),
+        client.capabilities.clone(),
+    );
+    let mut discover = DiscoverRequest::new(DiscoverRequestParams {});
+    discover.extensions.insert(meta);
+    let request = ClientRequest::DiscoverRequest(discover);
+    send(
+        transport,
+        ClientJsonRpcMessage::request(request, discover_id()),
+    )
+    .await
+}
+
+async fn send_initialize<T: Transport<RoleClient>>(
+    transport: &mut T,
+    client: &ClientConfig,
+    state: &mut Progress,
+) -> Result<(), StepError> {
+    state.initialize_sent = true;
+    let request = ClientRequest::InitializeRequest(InitializeRequest::new(client.clone()));
+    send(
+        transport,
+        ClientJsonRpcMessage::request(request, RequestId::Number(INITIALIZE_ID)),
+    )
+    .await
+}
+
+async fn send<T: Transport<RoleClient>>(
+    transport: &mut T,
+    message: ClientJsonRpcMessage,
+) -> Result<(), StepError> {
+    transport
+        .send(message)
+        .await
+        .map_err(|e| StepError::Broken(format!("initialize failed: {e}")))
+}
+
+/// A server may ping before the session opens; it may ask nothing else yet.
+async fn answer_early_request<T: Transport<RoleClient>>(
+    transport: &mut T,
+    id: RequestId,
+    request: &ServerRequest,
+) {
+    if let ServerRequest::PingRequest(_) = request {
+        let pong = rmcp::model::ClientResult::EmptyResult(EmptyResult {});
+        let _ = transport
+            .send(ClientJsonRpcMessage::response(pong, id))
+            .await;
+    }
+}
