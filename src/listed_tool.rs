@@ -16,18 +16,6 @@ pub struct ListedTool {
     pub input_schema: Box<RawValue>,
 }
 
-impl ListedTool {
-    /// A tool rmcp has decoded (remote servers).
-    pub fn from_rmcp(tool: &rmcp::model::Tool) -> ListedTool {
-        let schema = serde_json::value::to_raw_value(&*tool.input_schema);
-        ListedTool {
-            name: tool.name.to_string(),
-            description: tool.description.as_deref().map(str::to_owned),
-            input_schema: schema.unwrap_or_else(|_| empty_object()),
-        }
-    }
-}
-
 /// One page of a `tools/list` answer.
 #[derive(Deserialize)]
 pub struct Page<'a> {
@@ -35,6 +23,13 @@ pub struct Page<'a> {
     pub tools: Vec<ToolView<'a>>,
     #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
+}
+
+impl Page<'_> {
+    pub fn into_parts(self) -> (Vec<ListedTool>, Option<String>) {
+        let tools = self.tools.into_iter().map(ListedTool::from).collect();
+        (tools, self.next_cursor)
+    }
 }
 
 #[derive(Deserialize)]

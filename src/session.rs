@@ -3,12 +3,11 @@
 //! for local servers, by the child's exit, so no step can hang.
 
 mod clock;
+mod engine;
 mod handler;
-mod local_calls;
 mod observer;
 mod opening;
 mod redacted;
-mod remote_calls;
 mod request_meta;
 mod wording;
 
@@ -19,25 +18,21 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{ErrorData, PaginatedRequestParams, ProtocolVersion};
-use rmcp::service::{
-    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
-    ServiceError,
-};
+use rmcp::model::{ErrorData, ProtocolVersion};
+use rmcp::service::{RoleClient, RunningService, ServiceError};
 use rmcp::transport::Transport;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::{ClientHandler, Peer};
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use self::engine::{Engine, PeerWire, StdioWire};
 use self::handler::{Client, Shared};
-use self::local_calls::LocalCalls;
 use self::observer::Observed;
+use self::opening::OpenError;
 use self::redacted::RedactingSink;
-use self::remote_calls::RemoteCalls;
-use self::wording::{
-    answered_with_error, during, failed, overwhelmed_by_progress, timed_out, unexpected_response,
-};
+use self::wording::{answered_with_error, during, failed, overwhelmed_by_progress, timed_out};
 use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
@@ -134,15 +129,7 @@ pub struct Session {
     service: Mutex<Option<RunningService<RoleClient, Client>>>,
     shared: Arc<Shared>,
     child: Option<Arc<ChildProcess>>,
-    calls: Calls,
-    /// Cancelled by `close`, so that calls in flight end at once.
-    closed: CancellationToken,
-}
-
-/// Local servers' calls bypass rmcp (see `local_calls`); remote ones go through it.
-enum Calls {
-    Local(Arc<LocalCalls>),
-    Remote(RemoteCalls),
+    engine: Arc<Engine>,
 }
 
 impl Session {
@@ -180,18 +167,18 @@ impl Session {
                         return Err(Failure::Reason(format!("cannot write to the server: {e}")));
                     }
                 };
-                let calls = LocalCalls::new(handler.0.clone(), writer.clone(), child.clone());
-                let transport = LineTransport::new(pipes.stdout, writer, calls.clone());
+                let wire = Box::new(StdioWire(writer.clone()));
+                let engine = Engine::new(handler.0.clone(), wire, Some(child.clone()));
+                let incoming = Arc::new(engine::Incoming(Arc::downgrade(&engine)));
+                let transport = LineTransport::new(pipes.stdout, writer, incoming);
                 let start = Start {
                     name,
                     timeout: spec.timeout,
                     protocol: spec.protocol,
                     cancel,
                 };
-                let local = Some((child, calls));
-                start
-                    .run(handler, local, transport, initialize_failure)
-                    .await
+                let local = Some((child, engine));
+                start.run(handler, local, transport, broken_opening).await
             }
             TransportSpec::Remote(remote) => {
                 Self::connect_remote(name, remote, spec, handler, cancel).await
@@ -211,12 +198,10 @@ impl Session {
         let (timeout, protocol) = (spec.timeout, spec.protocol);
         let started = Instant::now();
         let maybe_legacy = AtomicBool::new(false);
-        let explain = |e: &ClientInitializeError| match http::explain_initialize_error(e) {
-            Some((reason, legacy)) => {
-                maybe_legacy.store(legacy, Ordering::Relaxed);
-                StepError::Broken(reason)
-            }
-            None => initialize_failure(e),
+        let explain = |e: &StreamableHttpError<reqwest::Error>| {
+            let (reason, legacy) = http::explain_open_error(e);
+            maybe_legacy.store(legacy, Ordering::Relaxed);
+            StepError::Broken(reason)
         };
         let (initializes, related) = (
             handler.0.http_initializes.clone(),
@@ -253,9 +238,7 @@ impl Session {
             protocol: ProtocolChoice::Legacy,
             cancel,
         };
-        let mut session = start
-            .run(handler, None, transport, initialize_failure)
-            .await?;
+        let mut session = start.run(handler, None, transport, broken_opening).await?;
         session.timeout = timeout;
         Ok(session)
     }
@@ -345,19 +328,7 @@ impl Session {
         &self,
         cursor: Option<&str>,
     ) -> Result<(Vec<ListedTool>, Option<String>), String> {
-        match &self.calls {
-            Calls::Local(calls) => calls.list_tools_page(cursor).await,
-            Calls::Remote(_) => {
-                let params = PaginatedRequestParams::default().with_cursor(cursor.map(Into::into));
-                let page = self
-                    .peer
-                    .list_tools(Some(params))
-                    .await
-                    .map_err(|e| describe(&e, "tools/list"))?;
-                let tools = page.tools.iter().map(ListedTool::from_rmcp).collect();
-                Ok((tools, page.next_cursor))
-            }
-        }
+        self.engine.list_tools_page(cursor).await
     }
 
     /// Starts `tools/call` (the server's own tool name, the arguments as JSON text);
@@ -372,20 +343,14 @@ impl Session {
     ) -> u64 {
         let id = next_call_id();
         let sink = RedactingSink::wrap(sink, self.redactor());
-        match &self.calls {
-            Calls::Local(calls) => calls.start(id, tool, args_json, spec, sink),
-            Calls::Remote(calls) => calls.start(id, tool, args_json, spec, sink),
-        }
+        self.engine.start(id, tool, args_json, spec, sink);
         id
     }
 
     /// Aborts call `id` if it is still running: the server is told, and the call ends
     /// with an "aborted" error.
     pub fn abort_call(&self, id: u64) {
-        match &self.calls {
-            Calls::Local(calls) => calls.abort(id),
-            Calls::Remote(calls) => calls.abort(id),
-        }
+        self.engine.abort(id);
     }
 
     /// Calls a tool and waits for the outcome.
@@ -485,10 +450,7 @@ impl Session {
 
     /// Calls in flight end now, later ones fail at once.
     fn end_calls(&self) {
-        self.closed.cancel();
-        if let Calls::Local(calls) = &self.calls {
-            calls.close();
-        }
+        self.engine.close();
     }
 
     async fn end_service(&self) {
@@ -525,30 +487,26 @@ impl Start<'_> {
     async fn run<T>(
         self,
         handler: Client,
-        local: Option<(Arc<ChildProcess>, Arc<LocalCalls>)>,
+        local: Option<(Arc<ChildProcess>, Arc<Engine>)>,
         transport: T,
-        explain: impl FnOnce(&ClientInitializeError) -> StepError,
+        explain: impl Fn(&T::Error) -> StepError,
     ) -> Result<Session, Failure>
     where
         T: Transport<RoleClient> + 'static,
     {
         let mut transport = Observed::new(transport, handler.0.clone());
         let protocol = self.protocol;
-        let ours = local.is_some();
+        // A local server may stay silent on discover; a remote one always answers.
+        let silence = local.is_some().then_some(opening::SILENCE);
         let initialize = async {
-            // Over stdio the opening is ours (see `opening`); over HTTP rmcp's, since its
-            // transport keeps the session id and era headers the opening decides.
-            let service = if ours {
-                let info = handler.get_info();
-                let (peer, unanswered) = opening::open(&mut transport, &info, protocol).await?;
-                transport.opened(unanswered);
-                rmcp::service::serve_directly(handler, transport, Some(peer))
-            } else {
-                handler
-                    .serve_with_lifecycle(transport, lifecycle(protocol))
-                    .await
-                    .map_err(|e| explain(&e))?
-            };
+            let info = handler.get_info();
+            let opened = opening::open(&mut transport, &info, protocol, silence).await;
+            let (peer, unanswered) = opened.map_err(|e| match e {
+                OpenError::Step(step) => step,
+                OpenError::Send(e) => explain(&e),
+            })?;
+            transport.opened(unanswered);
+            let service = rmcp::service::serve_directly(handler, transport, Some(peer));
             let version = service
                 .peer()
                 .peer_info()
@@ -560,7 +518,7 @@ impl Start<'_> {
                 _ => Ok(service),
             }
         };
-        let (child, local_calls) = local.unzip();
+        let (child, local_engine) = local.unzip();
         match bounded(
             child.as_deref(),
             "initialize",
@@ -576,20 +534,16 @@ impl Start<'_> {
                 let version = peer.peer_info().map(|info| info.protocol_version.clone());
                 let meta = version
                     .and_then(|v| request_meta::modern_meta(&service.service().get_info(), &v));
-                let closed = CancellationToken::new();
-                let calls = match local_calls {
-                    Some(calls) => {
-                        if let Some(meta) = &meta {
-                            calls.set_meta(request_meta::as_members(meta));
-                        }
-                        Calls::Local(calls)
-                    }
-                    None => Calls::Remote(RemoteCalls::new(
-                        peer.clone(),
+                let engine = local_engine.unwrap_or_else(|| {
+                    Engine::new(
                         shared.clone(),
-                        closed.clone(),
-                    )),
-                };
+                        Box::new(PeerWire::new(peer.clone(), shared.clone())),
+                        None,
+                    )
+                });
+                if let Some(meta) = &meta {
+                    engine.set_meta(request_meta::as_members(meta));
+                }
                 Ok(Session {
                     name: self.name.to_owned(),
                     timeout: self.timeout,
@@ -598,8 +552,7 @@ impl Start<'_> {
                     shared,
                     service: Mutex::new(Some(service)),
                     child,
-                    calls,
-                    closed,
+                    engine,
                 })
             }
             Err(failure) => {
@@ -609,23 +562,6 @@ impl Start<'_> {
                 Err(failure)
             }
         }
-    }
-}
-
-/// How a session opens: `server/discover` for the 2026-07-28 revision, `initialize` for
-/// 2025-11-25, or discover first and `initialize` on the same transport when the server
-/// answers as a 2025-era server does.
-fn lifecycle(protocol: ProtocolChoice) -> ClientLifecycleMode {
-    let modern = || vec![ProtocolVersion::V_2026_07_28];
-    match protocol {
-        ProtocolChoice::Auto => ClientLifecycleMode::Auto {
-            preferred_versions: modern(),
-            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
-        },
-        ProtocolChoice::Modern => ClientLifecycleMode::Discover {
-            preferred_versions: modern(),
-        },
-        ProtocolChoice::Legacy => ClientLifecycleMode::Initialize,
     }
 }
 
@@ -688,21 +624,9 @@ fn unsupported_version(version: &ProtocolVersion) -> String {
     )
 }
 
-/// Why `initialize` failed, in words.
-fn initialize_failure(error: &ClientInitializeError) -> StepError {
-    match error {
-        ClientInitializeError::JsonRpcError(e) => {
-            StepError::Answered(answered_with_error("initialize", &e.message))
-        }
-        ClientInitializeError::ExpectedInitResponse(_)
-        | ClientInitializeError::ExpectedInitResult(_) => {
-            StepError::Answered(unexpected_response("initialize"))
-        }
-        ClientInitializeError::ConnectionClosed(_) => {
-            StepError::Broken("closed the connection during initialize".into())
-        }
-        other => StepError::Broken(format!("initialize failed: {other}")),
-    }
+/// A transport that failed to send during the opening, in words.
+fn broken_opening(error: &impl std::fmt::Display) -> StepError {
+    StepError::Broken(format!("initialize failed: {error}"))
 }
 
 /// A protocol error in words, never a bare code.

@@ -3,9 +3,8 @@
 
 use std::borrow::Cow;
 
-use rmcp::model::CallToolResult;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::js_json;
 
@@ -46,6 +45,26 @@ struct ResultView<'a> {
     is_error: Option<bool>,
     #[serde(rename = "structuredContent", default)]
     structured: Option<Value>,
+    /// Absent before the 2026-07-28 revision, where it means `"complete"`.
+    #[serde(rename = "resultType", borrow, default)]
+    result_type: Option<Cow<'a, str>>,
+}
+
+/// What a `tools/call` answer says: the call's result, or that the server needs input
+/// first (a multi-round-trip request of the 2026-07-28 revision).
+#[derive(Debug, PartialEq)]
+pub enum Outcome {
+    Complete(ToolOutput),
+    InputRequired(InputRequired),
+}
+
+/// An `InputRequiredResult`: what the server asks, by its keys, and the state to echo.
+#[derive(Debug, PartialEq, Deserialize)]
+pub struct InputRequired {
+    #[serde(rename = "inputRequests", default)]
+    pub requests: Map<String, Value>,
+    #[serde(rename = "requestState", default)]
+    pub state: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -63,12 +82,20 @@ struct RichContent {
     content: Value,
 }
 
-/// Converts a result's JSON text; `None` when it is not a `CallToolResult`.
-///
+/// Reads a `tools/call` answer's JSON text; `None` when it is neither a `CallToolResult`
+/// nor an `InputRequiredResult` (an unknown `resultType` included, as the revision asks).
+pub fn decode_outcome(json: &str) -> Option<Outcome> {
+    let view: ResultView = serde_json::from_str(json).ok()?;
+    match view.result_type.as_deref() {
+        None | Some("complete") => complete(json, view).map(Outcome::Complete),
+        Some("input_required") => serde_json::from_str(json).ok().map(Outcome::InputRequired),
+        Some(_) => None,
+    }
+}
+
 /// `isError`: the text parts joined by a blank line (or a fixed message when there is no
 /// text); else `structuredContent` as `JSON.stringify` prints it; else the text parts joined by newlines.
-pub fn decode(json: &str) -> Option<ToolOutput> {
-    let view: ResultView = serde_json::from_str(json).ok()?;
+fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {
     let rich = view.content.iter().any(|part| part.kind != "text");
     let content = if rich {
         Some(serde_json::from_str::<RichContent>(json).ok()?.content)
@@ -101,11 +128,6 @@ pub fn decode(json: &str) -> Option<ToolOutput> {
     })
 }
 
-/// A result rmcp has already decoded (remote servers) takes the same path.
-pub fn convert(result: &CallToolResult) -> Option<ToolOutput> {
-    decode(&serde_json::to_string(result).ok()?)
-}
-
 /// Joins the parts; a single one is taken as it is (results can be megabytes).
 fn join<'a>(mut parts: impl Iterator<Item = Cow<'a, str>>, separator: &str) -> String {
     let mut output = parts.next().map(Cow::into_owned).unwrap_or_default();
@@ -122,7 +144,28 @@ mod tests {
     use serde_json::json;
 
     fn convert(wire: Value) -> ToolOutput {
-        decode(&wire.to_string()).expect("a CallToolResult")
+        match decode_outcome(&wire.to_string()) {
+            Some(Outcome::Complete(output)) => output,
+            other => panic!("expected a complete result, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn result_types_are_read() {
+        let complete = json!({ "resultType": "complete", "content": [text("a")] });
+        assert_eq!(convert(complete).output, "a");
+        let asked = json!({
+            "resultType": "input_required",
+            "inputRequests": { "k": { "method": "elicitation/create", "params": {} } },
+            "requestState": "opaque"
+        });
+        let Some(Outcome::InputRequired(asked)) = decode_outcome(&asked.to_string()) else {
+            panic!("expected input required");
+        };
+        assert_eq!(asked.state.as_deref(), Some("opaque"));
+        assert_eq!(asked.requests["k"]["method"], "elicitation/create");
+        let unknown = json!({ "resultType": "task", "content": [] });
+        assert_eq!(decode_outcome(&unknown.to_string()), None);
     }
 
     fn text(t: &str) -> Value {
@@ -170,7 +213,7 @@ mod tests {
     #[test]
     fn structured_content_prints_as_json_stringify() {
         let wire = r#"{"content":[],"structuredContent":{"total":6.0,"big":1e21,"7":[1.50]}}"#;
-        let output = decode(wire).expect("a CallToolResult").output;
+        let output = convert(serde_json::from_str(wire).expect("JSON")).output;
         assert_eq!(output, r#"{"7":[1.5],"total":6,"big":1e+21}"#);
     }
 
@@ -188,8 +231,11 @@ mod tests {
 
     #[test]
     fn what_is_not_a_call_result_is_refused() {
-        assert_eq!(decode("[1]"), None);
-        assert_eq!(decode(r#"{"content":"text"}"#), None);
-        assert_eq!(decode("{}"), Some(ToolOutput::text(String::new())));
+        assert_eq!(decode_outcome("[1]"), None);
+        assert_eq!(decode_outcome(r#"{"content":"text"}"#), None);
+        assert_eq!(
+            decode_outcome("{}"),
+            Some(Outcome::Complete(ToolOutput::text(String::new())))
+        );
     }
 }

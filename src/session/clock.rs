@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use tokio::time::{Instant, sleep_until};
+use tokio::time::Instant;
 
 use super::wording::{timed_out, timed_out_in_total};
 use crate::duration::deadline_after;
@@ -62,13 +62,6 @@ impl Clock {
             None => self.deadline,
         };
         self.paused.is_none().then_some(deadline)
-    }
-
-    pub async fn expiry(&self) {
-        match self.deadline() {
-            Some(deadline) => sleep_until(deadline).await,
-            None => std::future::pending().await,
-        }
     }
 
     /// Why `phase` failed once the clock ran out: which limit it overran.

@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 use super::{Hooks, Progress};
 use crate::elicitation;
@@ -23,8 +23,9 @@ pub struct Shared {
     pub hooks: Hooks,
     /// The server's secrets, hidden in what is composed from what it says.
     pub redactor: Redactor,
-    /// Where each in-flight call wants its progress notifications.
-    pub progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>>,
+    /// Where each remote request in flight wants its progress notifications (rmcp chooses
+    /// their tokens).
+    pub progress: Mutex<HashMap<ProgressToken, Arc<ProgressTo>>>,
     /// The elicitations waiting for a person; the clocks of the calls they belong to pause.
     pub eliciting: watch::Sender<Asking>,
     /// The request each elicitation came for, when the transport tells (a streamable
@@ -54,28 +55,31 @@ impl Shared {
         })
     }
 
-    /// Routes progress for `token` to the returned receiver until the guard drops.
-    pub fn track_progress(
+    /// Routes progress for `token` to `to` until the guard drops.
+    pub fn route_progress(
         self: &Arc<Self>,
         token: ProgressToken,
-    ) -> (ProgressRoute, mpsc::UnboundedReceiver<Progress>) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        self.routes().insert(token.clone(), tx);
-        (
-            ProgressRoute {
-                shared: self.clone(),
-                token,
-            },
-            rx,
-        )
+        to: Box<ProgressTo>,
+    ) -> ProgressRoute {
+        self.routes().insert(token.clone(), Arc::from(to));
+        ProgressRoute {
+            shared: self.clone(),
+            token,
+        }
     }
 
-    pub fn routes(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, mpsc::UnboundedSender<Progress>>> {
-        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    /// Where progress for `token` goes, if anywhere.
+    pub fn progress_route(&self, token: &ProgressToken) -> Option<Arc<ProgressTo>> {
+        self.routes().get(token).cloned()
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<ProgressToken, Arc<ProgressTo>>> {
+        lock(&self.progress)
     }
 }
+
+/// Takes one request's progress.
+pub type ProgressTo = dyn Fn(Progress) + Send + Sync;
 
 /// Ends a call's progress route: later notifications for its token are dropped.
 pub struct ProgressRoute {
@@ -91,7 +95,7 @@ impl Drop for ProgressRoute {
 
 /// Elicitations waiting for a person: those known to belong to a call, by its request
 /// id, and the others, which pause every call since any may be theirs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Asking {
     anyone: usize,
     calls: HashMap<RequestId, usize>,

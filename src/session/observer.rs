@@ -165,13 +165,12 @@ async fn observe(shared: &Shared, notification: &ServerNotification) {
     match notification {
         ServerNotification::ProgressNotification(n) => {
             let p = &n.params;
-            if let Some(route) = shared.routes().get(&p.progress_token) {
-                let update = Progress {
+            if let Some(route) = shared.progress_route(&p.progress_token) {
+                route(Progress {
                     progress: p.progress,
                     total: p.total,
                     message: p.message.clone(),
-                };
-                let _ = route.send(update);
+                });
             }
         }
         ServerNotification::LoggingMessageNotification(n) => {

@@ -1,12 +1,13 @@
-//! Opening a session over a transport toolnexus drives itself (stdio): `server/discover`
-//! for the 2026-07-28 revision, `initialize` for 2025-11-25, or discover first and
-//! `initialize` on the same pipe when the server shows it is older (it refuses discover, or
-//! says nothing about it for [`SILENCE`]). rmcp then runs the session from the outcome.
+//! Opening a session: `server/discover` for the 2026-07-28 revision, `initialize` for
+//! 2025-11-25, or discover first and `initialize` on the same pipe or URL when the server
+//! shows it is older: it refuses discover, answers it with something else, or (over stdio)
+//! says nothing about it for [`SILENCE`]. rmcp then runs the session from the outcome.
 //!
 //! Over stdio a server that ignores requests it does not know is common among 2025-era
 //! servers, and waiting out rmcp's fixed 10 s for it would slow every such connect; a
 //! modern server that starts slowly gets an `initialize` it may refuse, and its discover
-//! answer still wins.
+//! answer still wins. Over HTTP every request is answered, so there is no silence to wait
+//! out, and rmcp's transport switches to the 2025 session rules when `initialize` follows.
 
 use std::time::Duration;
 
@@ -23,8 +24,9 @@ use super::wording::{answered_with_error, unexpected_response};
 use super::{StepError, unsupported_version};
 use crate::config::ProtocolChoice;
 
-/// How long a server may leave `server/discover` unanswered before `initialize` follows.
-const SILENCE: Duration = Duration::from_secs(1);
+/// How long a local server may leave `server/discover` unanswered before `initialize`
+/// follows.
+pub const SILENCE: Duration = Duration::from_secs(1);
 
 /// The id of `server/discover`: a string, which rmcp's numbered requests never are.
 const DISCOVER_ID: &str = "toolnexus-discover";
@@ -63,12 +65,27 @@ fn discover_id() -> RequestId {
     RequestId::String(DISCOVER_ID.into())
 }
 
-/// Runs the opening. Unbounded: the caller bounds it with the server's timeout.
+/// Why the opening failed: the server's answers, or the transport's own error.
+pub enum OpenError<E> {
+    Step(StepError),
+    Send(E),
+}
+
+impl<E> From<StepError> for OpenError<E> {
+    fn from(step: StepError) -> Self {
+        OpenError::Step(step)
+    }
+}
+
+/// Runs the opening; `silence` is how long discover may go unanswered before `initialize`
+/// follows (`None`: until it is answered). Unbounded: the caller bounds it with the
+/// server's timeout.
 pub async fn open<T: Transport<RoleClient>>(
     transport: &mut T,
     client: &ClientConfig,
     protocol: ProtocolChoice,
-) -> Result<(ServerPeerInfo, Unanswered), StepError> {
+    silence: Option<Duration>,
+) -> Result<(ServerPeerInfo, Unanswered), OpenError<T::Error>> {
     let mut state = Progress::default();
     match protocol {
         ProtocolChoice::Legacy => send_initialize(transport, client, &mut state).await?,
@@ -77,24 +94,24 @@ pub async fn open<T: Transport<RoleClient>>(
             state.discover_pending = true;
         }
     }
-    let silence = tokio::time::sleep(SILENCE);
+    let waits = protocol == ProtocolChoice::Auto && silence.is_some();
+    let silence = tokio::time::sleep(silence.unwrap_or_default());
     tokio::pin!(silence);
     loop {
         let message = tokio::select! {
             message = transport.receive() => message,
-            _ = &mut silence, if protocol == ProtocolChoice::Auto && !state.initialize_sent => {
+            _ = &mut silence, if waits && !state.initialize_sent => {
                 send_initialize(transport, client, &mut state).await?;
                 continue;
             }
             // Refused initialize, and still silent on discover: a 2025-era server's refusal.
             _ = tokio::time::sleep(SILENCE), if state.initialize_refused.is_some() => {
-                return Err(StepError::Answered(state.initialize_refused.unwrap_or_default()));
+                let reason = state.initialize_refused.unwrap_or_default();
+                return Err(StepError::Answered(reason).into());
             }
         };
         let Some(message) = message else {
-            return Err(StepError::Broken(
-                "closed the connection during initialize".into(),
-            ));
+            return Err(StepError::Broken("closed the connection during initialize".into()).into());
         };
         let (id, answer) = match message {
             JsonRpcMessage::Response(response) => (response.id, Ok(response.result)),
@@ -131,18 +148,17 @@ pub async fn open<T: Transport<RoleClient>>(
                     );
                     let reason = answered_with_error("server/discover", &error.message);
                     if modern_refusal {
-                        return Err(StepError::Answered(reason));
+                        return Err(StepError::Answered(reason).into());
                     }
                     state.discover_refused = Some(reason);
                 }
             }
             if protocol == ProtocolChoice::Modern {
-                return Err(StepError::Answered(
-                    state.discover_refused.unwrap_or_default(),
-                ));
+                let reason = state.discover_refused.unwrap_or_default();
+                return Err(StepError::Answered(reason).into());
             }
             if let Some(reason) = state.initialize_refused.take() {
-                return Err(StepError::Answered(reason));
+                return Err(StepError::Answered(reason).into());
             }
             if !state.initialize_sent {
                 send_initialize(transport, client, &mut state).await?;
@@ -154,9 +170,8 @@ pub async fn open<T: Transport<RoleClient>>(
                     if !ProtocolVersion::KNOWN_VERSIONS.contains(&result.protocol_version)
                         || !result.protocol_version.has_initialize()
                     {
-                        return Err(StepError::Answered(unsupported_version(
-                            &result.protocol_version,
-                        )));
+                        let reason = unsupported_version(&result.protocol_version);
+                        return Err(StepError::Answered(reason).into());
                     }
                     let initialized = ClientNotification::InitializedNotification(
                         InitializedNotification::default(),
@@ -164,11 +179,13 @@ pub async fn open<T: Transport<RoleClient>>(
                     send(transport, ClientJsonRpcMessage::notification(initialized)).await?;
                     return Ok((result.into(), state.unanswered()));
                 }
-                Ok(_) => return Err(StepError::Answered(unexpected_response("initialize"))),
+                Ok(_) => {
+                    return Err(StepError::Answered(unexpected_response("initialize")).into());
+                }
                 Err(error) => {
                     let reason = answered_with_error("initialize", &error.message);
                     if !state.discover_pending {
-                        return Err(StepError::Answered(reason));
+                        return Err(StepError::Answered(reason).into());
                     }
                     // A modern server may refuse initialize and still answer discover.
                     state.initialize_refused = Some(reason);
@@ -181,7 +198,7 @@ pub async fn open<T: Transport<RoleClient>>(
 async fn send_discover<T: Transport<RoleClient>>(
     transport: &mut T,
     client: &ClientConfig,
-) -> Result<(), StepError> {
+) -> Result<(), OpenError<T::Error>> {
     let meta = RequestMetaObject::with_client_context(
         ProtocolVersion::V_2026_07_28,
         client.client_info.clone(),
@@ -201,7 +218,7 @@ async fn send_initialize<T: Transport<RoleClient>>(
     transport: &mut T,
     client: &ClientConfig,
     state: &mut Progress,
-) -> Result<(), StepError> {
+) -> Result<(), OpenError<T::Error>> {
     state.initialize_sent = true;
     let request = ClientRequest::InitializeRequest(InitializeRequest::new(client.clone()));
     send(
@@ -214,11 +231,8 @@ async fn send_initialize<T: Transport<RoleClient>>(
 async fn send<T: Transport<RoleClient>>(
     transport: &mut T,
     message: ClientJsonRpcMessage,
-) -> Result<(), StepError> {
-    transport
-        .send(message)
-        .await
-        .map_err(|e| StepError::Broken(format!("initialize failed: {e}")))
+) -> Result<(), OpenError<T::Error>> {
+    transport.send(message).await.map_err(OpenError::Send)
 }
 
 /// A server may ping before the session opens; it may ask nothing else yet.

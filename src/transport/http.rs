@@ -15,7 +15,6 @@ use sse_stream::Sse;
 use tokio::sync::watch;
 
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
-use rmcp::service::ClientInitializeError;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
@@ -100,20 +99,11 @@ fn install_crypto_provider() {
     });
 }
 
-/// Why a remote `initialize` failed over HTTP, in words; and whether the server may be a
-/// legacy HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec
-/// describes). `None` when the failure is not HTTP's.
-pub fn explain_initialize_error(error: &ClientInitializeError) -> Option<(String, bool)> {
-    let ClientInitializeError::TransportError { error, .. } = error else {
-        return None;
-    };
-    let Some(http) = error
-        .error
-        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
-    else {
-        return Some((format!("initialize failed: {}", error.error), false));
-    };
-    Some(match http {
+/// Why opening a remote session failed over HTTP, in words; and whether the server may be
+/// a legacy HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec
+/// describes).
+pub fn explain_open_error(error: &StreamableHttpError<reqwest::Error>) -> (String, bool) {
+    match error {
         StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
         StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
         StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
@@ -132,7 +122,7 @@ pub fn explain_initialize_error(error: &ClientInitializeError) -> Option<(String
             (format!("could not be reached: {}", error_chain(e)), false)
         }
         other => (format!("initialize failed: {other}"), false),
-    })
+    }
 }
 
 /// Why a message could not be sent, in words: rmcp's own text for a failed send starts with

@@ -1,0 +1,116 @@
+//! Requests to a remote server, through rmcp's request path, which keeps the HTTP session,
+//! the era's headers and the event streams. Each request is a task that waits for its
+//! answer and hands it to the engine as JSON text, so that it is decoded, timed and
+//! retried in the same place as a local server's. Network round trips dwarf what this costs.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use rmcp::Peer;
+use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientRequest};
+use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
+use serde_json::Value;
+use tokio::runtime::Handle;
+use tokio::sync::oneshot;
+
+use super::{Engine, Reply, Wire};
+use crate::session::describe;
+use crate::session::handler::Shared;
+use crate::session::wording::unexpected_response;
+
+pub struct PeerWire {
+    peer: Peer<RoleClient>,
+    shared: Arc<Shared>,
+    runtime: Handle,
+    /// Each request in flight, and how to tell it to stop (with the reason).
+    running: Arc<Mutex<HashMap<u64, oneshot::Sender<&'static str>>>>,
+}
+
+impl PeerWire {
+    /// Must be called within a tokio runtime.
+    pub fn new(peer: Peer<RoleClient>, shared: Arc<Shared>) -> Self {
+        PeerWire {
+            peer,
+            shared,
+            runtime: Handle::current(),
+            running: Arc::default(),
+        }
+    }
+
+    fn running(&self) -> MutexGuard<'_, HashMap<u64, oneshot::Sender<&'static str>>> {
+        lock(&self.running)
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Wire for PeerWire {
+    fn send(
+        &self,
+        engine: &Arc<Engine>,
+        id: u64,
+        method: &str,
+        params: String,
+    ) -> Result<(), String> {
+        let request = format!("{{\"method\":{},\"params\":{params}}}", Value::from(method));
+        let request: ClientRequest =
+            serde_json::from_str(&request).map_err(|e| format!("cannot compose {method}: {e}"))?;
+        let (stop, stopped) = oneshot::channel();
+        self.running().insert(id, stop);
+        let (peer, shared, engine) = (self.peer.clone(), self.shared.clone(), engine.clone());
+        let running = self.running.clone();
+        self.runtime.spawn(async move {
+            let options = PeerRequestOptions::no_options();
+            let handle = match peer.send_request_with_option(request, options).await {
+                Ok(handle) => handle,
+                Err(error) => {
+                    lock(&running).remove(&id);
+                    return engine.reply(id, Reply::Broken(&|phase| describe(&error, phase)));
+                }
+            };
+            let request_id = handle.id.clone();
+            engine.bind(id, request_id.clone());
+            let progress = {
+                let engine = Arc::downgrade(&engine);
+                shared.route_progress(
+                    handle.progress_token.clone(),
+                    Box::new(move |update| {
+                        if let Some(engine) = engine.upgrade() {
+                            engine.progress(id, update);
+                        }
+                    }),
+                )
+            };
+            let response = tokio::select! {
+                response = handle.await_response() => response,
+                Ok(reason) = stopped => {
+                    drop(progress);
+                    let params = CancelledNotificationParam::new(Some(request_id), Some(reason.into()));
+                    let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
+                    return;
+                }
+            };
+            drop(progress);
+            lock(&running).remove(&id);
+            match response {
+                Ok(result) => match serde_json::value::to_raw_value(&result) {
+                    Ok(raw) => engine.reply(id, Reply::Result(&raw)),
+                    Err(_) => engine.reply(id, Reply::Broken(&unexpected_response)),
+                },
+                Err(ServiceError::McpError(error)) => {
+                    engine.reply(id, Reply::Error(error.message.to_string()));
+                }
+                Err(error) => engine.reply(id, Reply::Broken(&|phase| describe(&error, phase))),
+            }
+        });
+        Ok(())
+    }
+
+    fn cancel(&self, id: u64, reason: &'static str) {
+        if let Some(stop) = self.running().remove(&id) {
+            let _ = stop.send(reason);
+        }
+    }
+}
