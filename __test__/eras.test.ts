@@ -5,6 +5,7 @@
 // the tools of fixtures/era-tools.mjs. With `"protocol": "auto"` (the default) a server
 // that speaks 2026-07-28 is spoken to in that revision, a 2025-era one through initialize.
 import assert from "node:assert/strict"
+import fs from "node:fs"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
 import {
@@ -28,7 +29,9 @@ import {
   NODE,
   poll,
   readRecord,
+  ROOT,
   runNode,
+  runProcess,
   sleep,
   tempDir,
   toolNamed,
@@ -350,3 +353,15 @@ test(
     )
   },
 )
+
+test("toolnexus list shows the protocol version spoken with each server", { timeout: 60_000 }, async (t) => {
+  const [modern, legacy] = [await v2Stdio("reject").start(t), await v1Stdio.start(t)]
+  const file = path.join(tempDir(t), "mcp.json")
+  fs.writeFileSync(file, JSON.stringify({ mcpServers: { modern: modern.entry, legacy: legacy.entry } }))
+  const run = await runProcess([path.join(ROOT, "bin", "toolnexus.js"), "list", file])
+  const summary = (server: string) => run.stdout.split("\n").find((line) => line.startsWith(`${server}: `))
+  const shown = `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`
+  assert.match(summary("modern") ?? "", /^modern: connected \(7 tools, protocol 2026-07-28, up in \d+ ms\)$/, shown)
+  assert.match(summary("legacy") ?? "", /^legacy: connected \(7 tools, protocol 2025-11-25, up in \d+ ms\)$/, shown)
+  assert.equal(run.code, 0, shown)
+})
