@@ -98,7 +98,11 @@ const v2Http = (legacy: string) => httpKind(`SDK v2 HTTP, legacy "${legacy}"`, M
 const v1Stdio = stdioKind("SDK v1 stdio", LEGACY, "v1-server.mjs")
 const v1Http = httpKind("SDK v1 stateful HTTP", LEGACY, startV1Http)
 
-const KINDS = [v2Stdio("serve"), v2Stdio("reject"), v2Http("stateless"), v2Http("reject"), v1Stdio, v1Http]
+const v2Serve = v2Stdio("serve")
+const v2StdioReject = v2Stdio("reject")
+const v2Stateless = v2Http("stateless")
+const v2HttpReject = v2Http("reject")
+const KINDS = [v2Serve, v2StdioReject, v2Stateless, v2HttpReject, v1Stdio, v1Http]
 
 /** Why `entry` failed, as listMcpTools reports it: the message of a failed connect assertion. */
 async function whyFailed(entry: ServerConfig): Promise<string> {
@@ -252,9 +256,7 @@ for (const kind of KINDS) {
 }
 
 describe("the protocol key", { timeout: 60_000 }, () => {
-  const [v2Serve, v2StdioReject, , v2HttpReject] = KINDS
-
-  for (const kind of [v2StdioReject!, v2HttpReject!]) {
+  for (const kind of [v2StdioReject, v2HttpReject]) {
     test(`"2025-11-25" against a modern-only server (${kind.name}) fails, naming the server and why`, async (t) => {
       const { entry } = await kind.start(t)
       const pinned = { ...entry, protocol: LEGACY }
@@ -276,13 +278,13 @@ describe("the protocol key", { timeout: 60_000 }, () => {
   }
 
   test(`"2025-11-25" speaks the 2025 era to a server that speaks both`, async (t) => {
-    const { entry } = await v2Serve!.start(t)
+    const { entry } = await v2Serve.start(t)
     const inventory = await listMcpTools({ [NAME]: { ...entry, protocol: LEGACY } })
     assert.equal(inventory.servers[NAME]?.protocolVersion, LEGACY, inventory.servers[NAME]?.error)
   })
 
   test(`"2026-07-28" speaks the modern era to a server that speaks both`, async (t) => {
-    const { entry } = await v2Serve!.start(t)
+    const { entry } = await v2Serve.start(t)
     const inventory = await listMcpTools({ [NAME]: { ...entry, protocol: MODERN } })
     assert.equal(inventory.servers[NAME]?.protocolVersion, MODERN, inventory.servers[NAME]?.error)
   })
@@ -310,15 +312,14 @@ test(
   "ten servers of mixed eras in one loadMcp: all connected, each callable, no process left",
   { timeout: 90_000 },
   async (t) => {
-    const [v2Serve, v2StdioReject, v2Stateless, v2HttpReject] = KINDS
     const plan: Array<[string, Kind]> = [
-      ["serve1", v2Serve!],
-      ["serve2", v2Serve!],
-      ["reject1", v2StdioReject!],
-      ["reject2", v2StdioReject!],
-      ["reject3", v2StdioReject!],
-      ["stateless", v2Stateless!],
-      ["httpreject", v2HttpReject!],
+      ["serve1", v2Serve],
+      ["serve2", v2Serve],
+      ["reject1", v2StdioReject],
+      ["reject2", v2StdioReject],
+      ["reject3", v2StdioReject],
+      ["stateless", v2Stateless],
+      ["httpreject", v2HttpReject],
       ["v1a", v1Stdio],
       ["v1b", v1Stdio],
       ["v1http", v1Http],
@@ -355,7 +356,7 @@ test(
 )
 
 test("toolnexus list shows the protocol version spoken with each server", { timeout: 60_000 }, async (t) => {
-  const [modern, legacy] = [await v2Stdio("reject").start(t), await v1Stdio.start(t)]
+  const [modern, legacy] = [await v2StdioReject.start(t), await v1Stdio.start(t)]
   const file = path.join(tempDir(t), "mcp.json")
   fs.writeFileSync(file, JSON.stringify({ mcpServers: { modern: modern.entry, legacy: legacy.entry } }))
   const run = await runProcess([path.join(ROOT, "bin", "toolnexus.js"), "list", file])
