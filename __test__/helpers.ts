@@ -91,6 +91,24 @@ export async function assertGone(pids: number[], ms = 2_000, what = "server proc
   assert.deepEqual(alive, [], `${what} still alive ${ms} ms later: ${alive.join(", ")} (of ${pids.join(", ")})`)
 }
 
+/** The live child processes of this process (from /proc), for counting what a test leaves behind. */
+export function childPids(): number[] {
+  const children: number[] = []
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+    } catch {
+      continue // gone meanwhile
+    }
+    // After "pid (comm) ": the state, then the parent's pid.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    if (Number(ppid) === process.pid && state !== "Z" && state !== "X") children.push(Number(entry))
+  }
+  return children
+}
+
 export interface FixturePids {
   server: number
   grandchild?: number

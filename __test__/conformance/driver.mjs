@@ -4,10 +4,35 @@
 import { loadMcp } from "toolnexus"
 
 const url = process.argv.at(-1)
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
 
-// An elicitation is accepted with no fields, so the schema's defaults are the answer.
-const waitFor = async (request) => ({ id: request.id, ok: true, data: {} })
+/**
+ * A tool a scenario wants called while another call waits for input, to show the two
+ * stay apart (SEP-2322: the unrelated call carries neither the other's responses nor
+ * its requestState).
+ */
+const BETWEEN_ROUNDS = { "sep-2322-client-request-state": "test_mrtr_unrelated" }
+const betweenRounds = { name: BETWEEN_ROUNDS[scenario], called: false }
+
+/** Runs a tool and prints its result for the log the suite keeps. */
+async function call(tool, name, args) {
+  const result = await tool.execute(args)
+  console.log(`${name}: ${result.isError ? "error: " : ""}${result.output}`)
+}
+
+let byName = new Map()
+
+// An elicitation is accepted with no fields, so the schema's defaults are the answer;
+// the first one waits for the scenario's between-rounds call, if it has one.
+const waitFor = async (request) => {
+  const tool = byName.get(betweenRounds.name)
+  if (tool && !betweenRounds.called) {
+    betweenRounds.called = true
+    await call(tool, betweenRounds.name, {})
+  }
+  return { id: request.id, ok: true, data: {} }
+}
 
 /** Arguments that satisfy a listed schema's required properties, by their type. */
 function argumentsFor(schema) {
@@ -34,13 +59,11 @@ function plannedCalls(byName) {
 const mcp = await loadMcp({ conformance: { url, timeout: 20_000 } }, { waitFor })
 try {
   if (mcp.status.conformance !== "connected") process.exitCode = 1
-  const byName = new Map(mcp.tools.map((tool) => [tool.name.replace(/^conformance_/, ""), tool]))
-  const calls = context.toolCalls ?? plannedCalls(byName)
-  for (const call of calls) {
-    const tool = byName.get(call.name)
-    if (!tool) continue
-    const result = await tool.execute(call.arguments ?? {})
-    console.log(`${call.name}: ${result.isError ? "error: " : ""}${result.output}`)
+  byName = new Map(mcp.tools.map((tool) => [tool.name.replace(/^conformance_/, ""), tool]))
+  for (const planned of context.toolCalls ?? plannedCalls(byName)) {
+    const tool = byName.get(planned.name)
+    if (!tool || (planned.name === betweenRounds.name && betweenRounds.called)) continue
+    await call(tool, planned.name, planned.arguments ?? {})
   }
 } finally {
   await mcp.close()

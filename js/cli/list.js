@@ -10,9 +10,10 @@ const usage = "usage: toolnexus list [mcp.json] [--json]   (default: ./mcp.json)
 const help = `${usage}
 
 Connects to every enabled server of the config, lists its tools and disconnects.
-Per server: its status, the protocol version it answered initialize with, how long it
-took to come up, its tool count, and for a failed server the reason in full; then each
-tool with its required parameters and the first line of its description.
+Per server: its status, the protocol version spoken with it (2026-07-28, or what a
+2025-era server answered initialize with), how long it took to come up, its tool count,
+and for a failed server the reason in full; then each tool with its required parameters
+and the first line of its description.
 
   --json     print { servers: { <name>: { status, protocolVersion, connectMs,
              toolCount, error, tools: [{ name, description, inputSchema }] } } }
