@@ -16,6 +16,9 @@ const prefixed = (server: string) => TOOL_NAMES.map((n) => `${server}_${n}`)
 const calls = (log: LogEntry[], method = "tools/call") => log.filter((e) => e.rpc.includes(method))
 /** Every test gets a generous bound so a hang fails the test instead of the run. */
 const T = { timeout: 60_000 }
+/** A POST of the session proper: not the opening (`server/discover`, then `initialize` for a 2025-era server). */
+const isSessionPost = (e: LogEntry) =>
+  e.method === "POST" && !e.rpc.includes("initialize") && !e.rpc.includes("server/discover")
 
 /** Runs `fn` with a loaded source, closing it afterwards. */
 async function withSource<R>(input: object, fn: (source: McpSource) => Promise<R>): Promise<R> {
@@ -63,12 +66,12 @@ describe("streamable HTTP", () => {
               assert.ok(sid, "the server issued no session id")
               assert.equal(session.output, sid, "the call did not arrive on the session the server issued")
               const after = srv.log.filter(
-                (e) => e.method === "POST" && !e.rpc.includes("initialize") && e.sessionId !== undefined,
+                (e) => isSessionPost(e) && e.sessionId !== undefined,
               )
               assert.ok(after.length > 0)
               assert.ok(
                 srv.log
-                  .filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
+                  .filter((e) => isSessionPost(e))
                   .every((e) => e.sessionId !== undefined),
                 `a POST after initialize lacked Mcp-Session-Id: ${JSON.stringify(srv.log)}`,
               )
@@ -100,7 +103,7 @@ describe("streamable HTTP", () => {
         await withSource({ there: { type: "remote", url: srv.url } }, async (source) => {
           await assertEcho(source, "there")
         })
-        const posts = srv.log.filter((e) => e.method === "POST" && !e.rpc.includes("initialize"))
+        const posts = srv.log.filter((e) => isSessionPost(e))
         assert.ok(
           posts.length > 0 && posts.every((e) => typeof e.protocolVersion === "string" && e.protocolVersion.length > 0),
           JSON.stringify(srv.log),
