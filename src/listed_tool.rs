@@ -23,12 +23,18 @@ pub struct Page<'a> {
     pub tools: Vec<ToolView<'a>>,
     #[serde(rename = "nextCursor", default)]
     pub next_cursor: Option<String>,
+    /// How long the list may be taken as fresh, in milliseconds (2026-07-28).
+    #[serde(rename = "ttlMs", default)]
+    pub ttl_ms: Option<f64>,
 }
 
+/// A page decoded: its tools, the cursor to the next page, and its `ttlMs`.
+pub type PageParts = (Vec<ListedTool>, Option<String>, Option<f64>);
+
 impl Page<'_> {
-    pub fn into_parts(self) -> (Vec<ListedTool>, Option<String>) {
+    pub fn into_parts(self) -> PageParts {
         let tools = self.tools.into_iter().map(ListedTool::from).collect();
-        (tools, self.next_cursor)
+        (tools, self.next_cursor, self.ttl_ms)
     }
 }
 

@@ -5,6 +5,7 @@
 mod clock;
 mod engine;
 mod handler;
+mod listen;
 mod observer;
 mod opening;
 mod redacted;
@@ -44,6 +45,8 @@ use crate::transport::stdio::ChildProcess;
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;
+/// A `ttlMs` shorter than this re-lists no more often than this.
+const MIN_TTL: Duration = Duration::from_secs(1);
 /// How long a closing server gets after stdin closes (and again after SIGTERM).
 const CLOSE_GRACE: Duration = Duration::from_millis(250);
 
@@ -130,6 +133,12 @@ pub struct Session {
     shared: Arc<Shared>,
     child: Option<Arc<ChildProcess>>,
     engine: Arc<Engine>,
+    /// The `ttlMs` of the last listing (see `note_ttl`).
+    ttl: Mutex<Option<Duration>>,
+    /// Whether the `subscriptions/listen` of a modern session is open.
+    listening: AtomicBool,
+    /// Cancelled when the session closes: ends what it runs beside the calls.
+    closing: CancellationToken,
 }
 
 impl Session {
@@ -168,6 +177,7 @@ impl Session {
                     }
                 };
                 let wire = Box::new(StdioWire(writer.clone()));
+                let writer_for_opening = writer.clone();
                 let engine = Engine::new(handler.0.clone(), wire, Some(child.clone()));
                 let incoming = Arc::new(engine::Incoming(Arc::downgrade(&engine)));
                 let transport = LineTransport::new(pipes.stdout, writer, incoming);
@@ -177,7 +187,11 @@ impl Session {
                     protocol: spec.protocol,
                     cancel,
                 };
-                let local = Some((child, engine));
+                let local = Some(Local {
+                    child,
+                    engine,
+                    writer: writer_for_opening,
+                });
                 start.run(handler, local, transport, broken_opening).await
             }
             TransportSpec::Remote(remote) => {
@@ -273,7 +287,7 @@ impl Session {
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
             let page = self.list_tools_page(cursor.as_deref());
-            let (page, next_cursor) =
+            let (page, next_cursor, ttl_ms) =
                 match self.bounded("tools/list", self.timeout, cancel, page).await {
                     // A server that offers no tools may refuse to list them: it has none.
                     Err(Failure::Reason(_))
@@ -284,6 +298,9 @@ impl Session {
                     page => page?,
                 };
             tools.extend(page);
+            if cursor.is_none() {
+                self.note_ttl(ttl_ms);
+            }
             match next_cursor {
                 // An empty cursor ends the listing too, as it does for the TS SDK.
                 None => return Ok(tools),
@@ -324,11 +341,40 @@ impl Session {
             .is_some_and(|info| info.capabilities.tools.is_some())
     }
 
-    async fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-    ) -> Result<(Vec<ListedTool>, Option<String>), String> {
+    async fn list_tools_page(&self, cursor: Option<&str>) -> engine::PageResult {
         self.engine.list_tools_page(cursor).await
+    }
+
+    /// Keeps the `ttlMs` of the last listing; 0 (not cacheable) and nonsense are no hint.
+    fn note_ttl(&self, ttl_ms: Option<f64>) {
+        let ttl = ttl_ms
+            .filter(|ms| *ms > 0.0)
+            .and_then(crate::duration::from_millis)
+            .map(|ttl| ttl.max(MIN_TTL));
+        *self.ttl.lock().unwrap_or_else(|e| e.into_inner()) = ttl;
+    }
+
+    /// How long the last listing may be taken as fresh, when the server said.
+    pub fn tools_ttl(&self) -> Option<Duration> {
+        *self.ttl.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Changes whenever the server says its tool list changed: through
+    /// `notifications/tools/list_changed` in the 2025 era, through a `subscriptions/listen`
+    /// request (opened by the first call) in the 2026 one.
+    pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        let modern = self
+            .peer
+            .peer_info()
+            .is_some_and(|info| !info.protocol_version.has_initialize());
+        if modern && !self.listening.swap(true, Ordering::Relaxed) {
+            tokio::spawn(listen::tool_changes(
+                self.peer.clone(),
+                self.shared.clone(),
+                self.closing.clone(),
+            ));
+        }
+        self.shared.tools_changed.subscribe()
     }
 
     /// Starts `tools/call` (the server's own tool name, the arguments as JSON text);
@@ -424,11 +470,6 @@ impl Session {
         initializes
     }
 
-    /// Changes whenever the server says its tool list changed.
-    pub fn tools_changed(&self) -> tokio::sync::watch::Receiver<u64> {
-        self.shared.tools_changed.subscribe()
-    }
-
     /// Ends the session and kills the server's process tree. Idempotent.
     pub async fn close(&self) {
         self.end_calls();
@@ -450,6 +491,7 @@ impl Session {
 
     /// Calls in flight end now, later ones fail at once.
     fn end_calls(&self) {
+        self.closing.cancel();
         self.engine.close();
     }
 
@@ -475,6 +517,22 @@ impl Session {
     }
 }
 
+/// What a local server's session starts from besides its transport.
+struct Local {
+    child: Arc<ChildProcess>,
+    engine: Arc<Engine>,
+    writer: Arc<LineWriter>,
+}
+
+/// Resolves once the server has read what was written to it and said nothing for
+/// `opening::SILENCE` (see `opening`).
+async fn read_and_silent(writer: Arc<LineWriter>) {
+    while writer.drained() == Some(false) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    tokio::time::sleep(opening::SILENCE).await;
+}
+
 /// Starting a session: initialize over a transport, bounded like every phase.
 struct Start<'a> {
     name: &'a str,
@@ -487,7 +545,7 @@ impl Start<'_> {
     async fn run<T>(
         self,
         handler: Client,
-        local: Option<(Arc<ChildProcess>, Arc<Engine>)>,
+        local: Option<Local>,
         transport: T,
         explain: impl Fn(&T::Error) -> StepError,
     ) -> Result<Session, Failure>
@@ -497,7 +555,9 @@ impl Start<'_> {
         let mut transport = Observed::new(transport, handler.0.clone());
         let protocol = self.protocol;
         // A local server may stay silent on discover; a remote one always answers.
-        let silence = local.is_some().then_some(opening::SILENCE);
+        let silence = local
+            .as_ref()
+            .map(|local| Box::pin(read_and_silent(local.writer.clone())) as opening::Silence);
         let initialize = async {
             let info = handler.get_info();
             let opened = opening::open(&mut transport, &info, protocol, silence).await;
@@ -518,7 +578,7 @@ impl Start<'_> {
                 _ => Ok(service),
             }
         };
-        let (child, local_engine) = local.unzip();
+        let (child, local_engine) = local.map(|l| (l.child, l.engine)).unzip();
         match bounded(
             child.as_deref(),
             "initialize",
@@ -553,6 +613,9 @@ impl Start<'_> {
                     service: Mutex::new(Some(service)),
                     child,
                     engine,
+                    ttl: Mutex::new(None),
+                    listening: AtomicBool::new(false),
+                    closing: CancellationToken::new(),
                 })
             }
             Err(failure) => {

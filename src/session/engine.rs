@@ -27,7 +27,7 @@ use super::wording::{
     unexpected_response,
 };
 use super::{CallSink, CallSpec, Progress};
-use crate::listed_tool::{ListedTool, Page};
+use crate::listed_tool::{Page, PageParts};
 use crate::tool_result::{self, InputRequired, Outcome, ToolOutput};
 use crate::transport::reaper::Exit;
 use crate::transport::stdio::ChildProcess;
@@ -503,7 +503,7 @@ impl Drop for Engine {
 }
 
 /// A page of tools and the cursor to the next, or why there is none.
-pub type PageResult = Result<(Vec<ListedTool>, Option<String>), String>;
+pub type PageResult = Result<PageParts, String>;
 
 /// A listing's answer as a page.
 fn page(reply: Reply<'_>) -> PageResult {

@@ -1,14 +1,17 @@
 //! Opening a session: `server/discover` for the 2026-07-28 revision, `initialize` for
 //! 2025-11-25, or discover first and `initialize` on the same pipe or URL when the server
 //! shows it is older: it refuses discover, answers it with something else, or (over stdio)
-//! says nothing about it for [`SILENCE`]. rmcp then runs the session from the outcome.
+//! reads it and says nothing for [`SILENCE`]. rmcp then runs the session from the outcome.
 //!
 //! Over stdio a server that ignores requests it does not know is common among 2025-era
-//! servers, and waiting out rmcp's fixed 10 s for it would slow every such connect; a
-//! modern server that starts slowly gets an `initialize` it may refuse, and its discover
-//! answer still wins. Over HTTP every request is answered, so there is no silence to wait
+//! servers, and waiting out rmcp's fixed 10 s for it would slow every such connect. The
+//! clock starts only once the server has read the request: one still starting up must
+//! not get an `initialize` too, since a v2 SDK server that accepts both ties the
+//! connection to the 2025 session, and the 2025 era is then what it speaks. Over HTTP every request is answered, so there is no silence to wait
 //! out, and rmcp's transport switches to the 2025 session rules when `initialize` follows.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -24,8 +27,8 @@ use super::wording::{answered_with_error, unexpected_response};
 use super::{StepError, unsupported_version};
 use crate::config::ProtocolChoice;
 
-/// How long a local server may leave `server/discover` unanswered before `initialize`
-/// follows.
+/// How long a server that has read `server/discover` may leave it unanswered before
+/// `initialize` follows; also how long a held answer waits for the other one.
 pub const SILENCE: Duration = Duration::from_secs(1);
 
 /// The id of `server/discover`: a string, which rmcp's numbered requests never are.
@@ -46,6 +49,9 @@ struct Progress {
     initialize_answered: bool,
     /// Why initialize was refused, when it was and discover may still answer.
     initialize_refused: Option<String>,
+    /// Discover's answer, held while an `initialize` already sent is answered: a server
+    /// that accepts both has tied the connection to the 2025 session it opened.
+    modern: Option<ServerPeerInfo>,
 }
 
 impl Progress {
@@ -77,14 +83,18 @@ impl<E> From<StepError> for OpenError<E> {
     }
 }
 
-/// Runs the opening; `silence` is how long discover may go unanswered before `initialize`
-/// follows (`None`: until it is answered). Unbounded: the caller bounds it with the
-/// server's timeout.
+/// Resolves once the server has been silent on discover for long enough that
+/// `initialize` should follow.
+pub type Silence<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Runs the opening; `silence` says when discover has gone unanswered for too long
+/// (`None`: wait for its answer). Unbounded: the caller bounds it with the server's
+/// timeout.
 pub async fn open<T: Transport<RoleClient>>(
     transport: &mut T,
     client: &ClientConfig,
     protocol: ProtocolChoice,
-    silence: Option<Duration>,
+    silence: Option<Silence<'_>>,
 ) -> Result<(ServerPeerInfo, Unanswered), OpenError<T::Error>> {
     let mut state = Progress::default();
     match protocol {
@@ -95,14 +105,18 @@ pub async fn open<T: Transport<RoleClient>>(
         }
     }
     let waits = protocol == ProtocolChoice::Auto && silence.is_some();
-    let silence = tokio::time::sleep(silence.unwrap_or_default());
-    tokio::pin!(silence);
+    let mut silence = silence.unwrap_or_else(|| Box::pin(std::future::pending()));
     loop {
         let message = tokio::select! {
             message = transport.receive() => message,
             _ = &mut silence, if waits && !state.initialize_sent => {
                 send_initialize(transport, client, &mut state).await?;
                 continue;
+            }
+            // Discover answered, initialize not: the modern session it is.
+            _ = tokio::time::sleep(SILENCE), if state.modern.is_some() => {
+                let peer = state.modern.take().expect("held");
+                return Ok((peer, state.unanswered()));
             }
             // Refused initialize, and still silent on discover: a 2025-era server's refusal.
             _ = tokio::time::sleep(SILENCE), if state.initialize_refused.is_some() => {
@@ -132,6 +146,10 @@ pub async fn open<T: Transport<RoleClient>>(
                     let modern = ProtocolVersion::V_2026_07_28;
                     if result.supported_versions.contains(&modern) {
                         let peer = ServerPeerInfo::from_discover_result(modern, result);
+                        if state.initialize_sent && state.initialize_refused.is_none() {
+                            state.modern = Some(peer);
+                            continue;
+                        }
                         return Ok((peer, state.unanswered()));
                     }
                     let versions = result.supported_versions.iter().map(|v| v.to_string());
@@ -154,7 +172,10 @@ pub async fn open<T: Transport<RoleClient>>(
                 }
             }
             if protocol == ProtocolChoice::Modern {
-                let reason = state.discover_refused.unwrap_or_default();
+                let refused = state.discover_refused.unwrap_or_default();
+                let reason = format!(
+                    "does not speak MCP 2026-07-28, which its \"protocol\" pins: it {refused}"
+                );
                 return Err(StepError::Answered(reason).into());
             }
             if let Some(reason) = state.initialize_refused.take() {
@@ -181,6 +202,10 @@ pub async fn open<T: Transport<RoleClient>>(
                 }
                 Ok(_) => {
                     return Err(StepError::Answered(unexpected_response("initialize")).into());
+                }
+                Err(_) if state.modern.is_some() => {
+                    let peer = state.modern.take().expect("held");
+                    return Ok((peer, state.unanswered()));
                 }
                 Err(error) => {
                     let reason = answered_with_error("initialize", &error.message);

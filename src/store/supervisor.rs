@@ -85,9 +85,15 @@ fn fail(inner: &Inner, service: &Service, reason: String) {
 /// Follows a connected session until it ends (`Some(why)`) or the service is stopped
 /// (`None`), refreshing the tools whenever the server says they changed.
 async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<String> {
-    let mut changed = session.tools_changed();
+    let mut changed = session.tool_changes();
     let mut reinitialized = session.reinitialized();
     loop {
+        let stale = async {
+            match session.tools_ttl() {
+                Some(ttl) => tokio::time::sleep(ttl).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = service.stop.cancelled() => return None,
             reason = session.ended() => return Some(reason),
@@ -99,6 +105,12 @@ async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<St
                     s.connected_at = Some(SystemTime::now());
                 });
             }
+            // The listing's `ttlMs` ran out, or the server said the tools changed.
+            _ = stale => match session.list_tools(&service.stop).await {
+                Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
+                Err(Failure::Aborted) => return None,
+                Err(Failure::Reason(reason)) => return Some(reason),
+            },
             Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
                 Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
                 Err(Failure::Aborted) => return None,

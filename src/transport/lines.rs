@@ -140,6 +140,18 @@ impl LineWriter {
         Ok(())
     }
 
+    /// Whether the server has read everything written to it so far, backlog included (a
+    /// server still starting up has not). `None` once closed or when the pipe cannot tell.
+    pub fn drained(&self) -> Option<bool> {
+        let state = self.state();
+        let pipe = state.pipe.as_ref()?;
+        let mut unread: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int through the pointer; the descriptor is open for
+        // as long as `state` holds it.
+        let status = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut unread) };
+        (status == 0).then_some(unread == 0 && !state.has_backlog())
+    }
+
     /// Closes the pipe (the server sees end of input); later writes fail. Idempotent.
     pub fn close(&self) {
         let mut state = self.state();
