@@ -65,14 +65,10 @@ describe("streamable HTTP", () => {
               const sid = srv.issued.at(-1)
               assert.ok(sid, "the server issued no session id")
               assert.equal(session.output, sid, "the call did not arrive on the session the server issued")
-              const after = srv.log.filter(
-                (e) => isSessionPost(e) && e.sessionId !== undefined,
-              )
+              const after = srv.log.filter((e) => isSessionPost(e) && e.sessionId !== undefined)
               assert.ok(after.length > 0)
               assert.ok(
-                srv.log
-                  .filter((e) => isSessionPost(e))
-                  .every((e) => e.sessionId !== undefined),
+                srv.log.filter((e) => isSessionPost(e)).every((e) => e.sessionId !== undefined),
                 `a POST after initialize lacked Mcp-Session-Id: ${JSON.stringify(srv.log)}`,
               )
             } else {

@@ -550,3 +550,60 @@ fn call_params(
     ));
     params
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::CallSink;
+
+    struct Nobody;
+
+    impl CallSink for Nobody {
+        fn progress(&self, _: u64, _: Progress) {}
+        fn done(&self, _: u64, _: ToolOutput) {}
+    }
+
+    fn pending(tool: &str, args: &str) -> Pending {
+        Pending {
+            call: 7,
+            tool: tool.into(),
+            args: args.into(),
+            clock: Clock::new(Duration::from_secs(1), None, false),
+            wants_progress: false,
+            sink: Arc::new(Nobody),
+            rounds: 0,
+            wire_request: None,
+            asking: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_passes_its_arguments_through_with_its_progress_token() {
+        let params = call_params(7, &pending("echo \"x\"", r#"{"text":"a\nb"}"#), "", None);
+        assert_eq!(
+            params,
+            r#"{"name":"echo \"x\"","arguments":{"text":"a\nb"},"_meta":{"progressToken":"tn-7"}}"#
+        );
+    }
+
+    #[tokio::test]
+    async fn a_later_round_carries_the_answers_the_state_and_the_era() {
+        let asked = InputRequired {
+            requests: serde_json::Map::new(),
+            state: Some("s\"1".into()),
+        };
+        let round = Some((r#"{"k":{"action":"decline"}}"#.to_owned(), &asked));
+        let meta = r#","io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
+        let params = call_params(9, &pending("t", "{}"), meta, round);
+        let params: serde_json::Value = serde_json::from_str(&params).expect("JSON");
+        assert_eq!(params["inputResponses"]["k"]["action"], "decline");
+        assert_eq!(params["requestState"], "s\"1");
+        assert_eq!(params["_meta"]["progressToken"], "tn-9");
+        assert_eq!(
+            params["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        let first = call_params(9, &pending("t", "{}"), meta, None);
+        assert!(!first.contains("requestState") && !first.contains("inputResponses"));
+    }
+}
