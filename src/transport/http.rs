@@ -54,9 +54,7 @@ pub fn streamable(
         .custom_headers(headers)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    // As rmcp's own default client: no idle connection reuse.
     let inner = client_builder()
-        .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
     let client = CountingClient {
