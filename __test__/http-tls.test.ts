@@ -50,7 +50,7 @@ function makeCertificates(t: TestContext) {
  * echo of every connected server CALLS times, and reports statuses and answers.
  */
 async function runClient(config: object, extraCaCerts: string | undefined) {
-  const env = { ...process.env, CONFIG: JSON.stringify(config) }
+  const env: NodeJS.ProcessEnv = { ...process.env, CONFIG: JSON.stringify(config) }
   delete env.NODE_EXTRA_CA_CERTS
   if (extraCaCerts !== undefined) env.NODE_EXTRA_CA_CERTS = extraCaCerts
   const run = await runNode(
