@@ -45,7 +45,10 @@ export async function listMcpTools(input, opts) {
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
   report(failures)
   for (const [server, list] of Object.entries(tools)) {
-    for (let i = 0; i < list.length; i++) list[i] = described(list[i], () => handle.inputSchema(server, i))
+    const withSchema = lazySchemas((index) => handle.inputSchema(server, index))
+    // New objects: JSON.parse's own would turn into slow dictionaries here.
+    for (let i = 0; i < list.length; i++)
+      list[i] = withSchema({ name: list[i].name, description: list[i].description }, i)
   }
   // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
   return Object.defineProperty({ tools, status }, "servers", { value: servers, enumerable: false })
@@ -63,7 +66,7 @@ export async function loadMcp(input, opts) {
   report(failures)
   report(warnings)
   return {
-    tools: tools.map((tool, index) => mcpTool(handle, calls, tool, index)),
+    tools: mcpTools(handle, calls, tools),
     status,
     close: () => handle.close(),
   }
@@ -100,38 +103,58 @@ function bridgeOnLog(onLog) {
   }
 }
 
-function mcpTool(handle, calls, tool, index) {
-  const metadata = { server: tool.server }
-  const toolName = () => tool.tool
-  const handleTool = described(tool, () => handle.inputSchema(index), {
-    source: "mcp",
-    execute: (args, ctx) =>
-      runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
-        const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined, maxTotal)
-        return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
-      }),
+/**
+ * The Tools of a loaded source, from its summary's `{ name, description, server, tool }`.
+ * Each costs one object, its `execute` closure and its frozen `metadata`: everything else
+ * is shared by the source's tools, as an inventory may list a hundred thousand of them.
+ */
+function mcpTools(handle, calls, tools) {
+  const withSchema = lazySchemas((index) => handle.inputSchema(index))
+  const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
+  return tools.map(({ name, description, server, tool }, index) => {
+    if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
+    const metadata = resultMetadata.get(server)
+    const mcp = withSchema({ name, description }, index)
+    mcp.source = "mcp"
+    mcp.execute = (args, ctx) =>
+      runToolCall(
+        metadata,
+        ctx,
+        () => tool,
+        (timeout, onProgress, maxTotal) => {
+          const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined, maxTotal)
+          return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
+        },
+      )
+    return withOrigin(mcp, { server, tool })
   })
-  return withOrigin(handleTool, { server: tool.server, tool: tool.tool })
 }
 
+const INDEX = Symbol("toolnexus.index")
+
 /**
- * `{ name, description, inputSchema, ...rest }`, the schema's text fetched by `schemaJson`
- * and parsed when first read (most of a large inventory never is). It is still an own
- * enumerable property, so spreading or JSON.stringify of the object sees it, and it can be
- * assigned.
+ * Gives `{ name, description }` objects an `inputSchema` whose JSON text `schemaJson(index)`
+ * fetches and which is parsed when first read (most of a large inventory never is); the
+ * object's number is kept in a hidden property. It is still an own enumerable property, so
+ * spreading or JSON.stringify of the object sees it, and it can be assigned. The accessors
+ * are shared by every object given one here: closures per object would cost several
+ * times what the object itself does.
  */
-function described({ name, description }, schemaJson, rest) {
-  let inputSchema
-  return {
-    name,
-    description,
-    get inputSchema() {
-      return (inputSchema ??= JSON.parse(schemaJson()))
+function lazySchemas(schemaJson) {
+  const schemas = []
+  const inputSchema = {
+    get() {
+      return (schemas[this[INDEX]] ??= JSON.parse(schemaJson(this[INDEX])))
     },
-    set inputSchema(value) {
-      inputSchema = value
+    set(value) {
+      schemas[this[INDEX]] = value
     },
-    ...rest,
+    enumerable: true,
+    configurable: true,
+  }
+  return (object, index) => {
+    Object.defineProperty(object, INDEX, { value: index })
+    return Object.defineProperty(object, "inputSchema", inputSchema)
   }
 }
 

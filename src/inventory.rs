@@ -287,6 +287,7 @@ pub async fn load_source(
             ));
         }
         let server = source.sessions.len();
+        source.tools.reserve(tools.len());
         for listed in tools.into_iter().filter(|t| filter.allows(&t.name)) {
             source.tools.push(SourceTool {
                 name: String::new(),

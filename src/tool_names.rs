@@ -27,27 +27,39 @@ pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
         .iter()
         .map(|(server, tool)| format!("{}_{}", sanitize(server), sanitize(tool)))
         .collect();
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for name in &plain {
+    let shortened = shortened_where_needed(&pairs, &plain);
+    // The plain names are moved, not copied: a listing may hold a hundred thousand tools,
+    // and each copy would leave a hole in the heap next to the names that stay.
+    plain
+        .into_iter()
+        .zip(shortened)
+        .map(|(name, shortened)| shortened.unwrap_or(name))
+        .collect()
+}
+
+/// For each pair, the shortened name it gets when its plain name is too long or not unique.
+fn shortened_where_needed(pairs: &[(&str, &str)], plain: &[String]) -> Vec<Option<String>> {
+    let mut count: HashMap<&str, usize> = HashMap::with_capacity(plain.len());
+    for name in plain {
         *count.entry(name).or_default() += 1;
     }
-    let keeps = |name: &str| name.len() <= MAX_LEN && count[name] == 1;
-    let mut taken: HashSet<String> = plain.iter().filter(|n| keeps(n)).cloned().collect();
+    let keeps = |name: &str| name.len() <= MAX_LEN && count.get(name) == Some(&1);
+    let mut given: HashSet<String> = HashSet::new();
     pairs
         .iter()
-        .zip(&plain)
+        .zip(plain)
         .map(|(&(server, tool), name)| {
             if keeps(name) {
-                return name.clone();
+                return None;
             }
             // A shortened name that another tool already has (by its own plain name, or by
             // a hash collision) is hashed again with a salt: unlikely, but never a duplicate.
             let shortened = (0u32..)
                 .map(|salt| shortened(server, tool, salt))
-                .find(|candidate| !taken.contains(candidate))
+                .find(|candidate| !keeps(candidate) && !given.contains(candidate))
                 .expect("an unbounded range");
-            taken.insert(shortened.clone());
-            shortened
+            given.insert(shortened.clone());
+            Some(shortened)
         })
         .collect()
 }

@@ -53,9 +53,7 @@ pub fn streamable(
         .custom_headers(headers)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    // As rmcp's own default client: no idle connection reuse.
     let inner = client_builder()
-        .pool_max_idle_per_host(0)
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
     let client = CountingClient {
@@ -78,6 +76,7 @@ pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, String> {
 /// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
 /// request's URL: the configured headers may carry credentials, and on a redirect to
 /// another host reqwest's default policy strips only `Authorization` and cookies.
+/// Certificates are checked against the system's roots and `NODE_EXTRA_CA_CERTS`'s.
 fn client_builder() -> reqwest::ClientBuilder {
     let same_origin = reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(|url| url.origin());
@@ -87,7 +86,9 @@ fn client_builder() -> reqwest::ClientBuilder {
             attempt.stop()
         }
     });
-    reqwest::Client::builder().redirect(same_origin)
+    reqwest::Client::builder()
+        .redirect(same_origin)
+        .tls_certs_merge(super::tls::extra_roots().iter().cloned())
 }
 
 /// reqwest is built without a TLS provider of its own; rustls needs one per process.

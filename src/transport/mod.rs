@@ -7,6 +7,7 @@ pub mod legacy_sse;
 pub mod lines;
 pub mod reaper;
 pub mod stdio;
+mod tls;
 
 /// The largest JSON-RPC message accepted from a server.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 20;

@@ -1,0 +1,61 @@
+//! The roots remote servers' certificates are checked against: the system's, which reqwest
+//! loads through rustls-platform-verifier (on Linux the distribution's CA bundle, found as
+//! OpenSSL finds it, `SSL_CERT_FILE` and `SSL_CERT_DIR` included), and the PEM file that
+//! `NODE_EXTRA_CA_CERTS` names, which Node users expect every client in their process to
+//! trust as Node itself does.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use rustls::RootCertStore;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject;
+
+const VARIABLE: &str = "NODE_EXTRA_CA_CERTS";
+
+/// The extra roots, read once per process as Node reads the variable once at startup.
+pub fn extra_roots() -> &'static [reqwest::Certificate] {
+    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
+    ROOTS.get_or_init(|| {
+        std::env::var_os(VARIABLE)
+            .map(|path| read(Path::new(&path)))
+            .unwrap_or_default()
+    })
+}
+
+/// The usable certificates of the PEM file at `path`, up to its first malformed block (as
+/// Node reads it). A missing or unreadable file, and any certificate that cannot be a root,
+/// leave the system's roots alone, silently: Node has already warned about this same file
+/// when the process started, and reqwest refuses to build a client at all when one of its
+/// extra roots does not parse, which would fail every remote server, `http://` ones too.
+fn read(path: &Path) -> Vec<reqwest::Certificate> {
+    let Ok(pem) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    CertificateDer::pem_slice_iter(&pem)
+        .map_while(Result::ok)
+        .filter(|der| RootCertStore::empty().add(der.clone()).is_ok())
+        .filter_map(|der| reqwest::Certificate::from_der(&der).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read;
+    use std::path::Path;
+
+    #[test]
+    fn a_missing_file_gives_no_roots() {
+        assert!(read(Path::new("/nonexistent/toolnexus-ca.pem")).is_empty());
+    }
+
+    #[test]
+    fn blocks_that_are_no_certificate_are_skipped() {
+        let path = std::env::temp_dir().join(format!("toolnexus-tls-{}.pem", std::process::id()));
+        let text = "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\nnot PEM\n";
+        std::fs::write(&path, text).expect("write a temporary file");
+        let roots = read(&path);
+        let _ = std::fs::remove_file(&path);
+        assert!(roots.is_empty());
+    }
+}
