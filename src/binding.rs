@@ -107,7 +107,7 @@ pub fn list_mcp_tools<'env>(
 /// What `listMcpTools` found; every server is closed by now.
 #[napi]
 pub struct McpInventoryHandle {
-    summary: String,
+    summary: std::sync::Mutex<String>,
     /// Per connected server, its tools' schemas as listed, in listing order.
     schemas: Vec<(String, Vec<Box<RawValue>>)>,
 }
@@ -119,25 +119,40 @@ struct Described<'a> {
     description: &'a str,
 }
 
+/// Each server's tools, `{ name, description }`, serialised from the listing itself.
+struct Tools<'a>(&'a [(String, Vec<crate::listed_tool::ListedTool>)]);
+
+impl serde::Serialize for Tools<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (server, listed) in self.0 {
+            let described: Vec<_> = listed
+                .iter()
+                .map(|t| Described {
+                    name: &t.name,
+                    description: t.description.as_deref().unwrap_or_default(),
+                })
+                .collect();
+            map.serialize_entry(server, &described)?;
+        }
+        map.end()
+    }
+}
+
 impl McpInventoryHandle {
     fn new(inventory: inventory::Inventory) -> Result<Self> {
         #[derive(serde::Serialize)]
         struct Summary<'a> {
-            tools: Map<String, Value>,
+            tools: Tools<'a>,
             status: &'a Map<String, Value>,
             servers: &'a Map<String, Value>,
             failures: &'a [String],
         }
-        let mut tools = Map::new();
-        for (server, listed) in &inventory.tools {
-            let described = listed.iter().map(|t| Described {
-                name: &t.name,
-                description: t.description.as_deref().unwrap_or_default(),
-            });
-            let described = serde_json::to_value(described.collect::<Vec<_>>())
-                .map_err(|e| Error::from_reason(e.to_string()))?;
-            tools.insert(server.clone(), described);
-        }
+        let tools = Tools(&inventory.tools);
         let summary = to_json(&Summary {
             tools,
             status: &inventory.status,
@@ -149,7 +164,7 @@ impl McpInventoryHandle {
             .into_iter()
             .map(|(server, listed)| (server, listed.into_iter().map(|t| t.input_schema).collect()));
         Ok(McpInventoryHandle {
-            summary,
+            summary: summary.into(),
             schemas: schemas.collect(),
         })
     }
@@ -160,7 +175,7 @@ impl McpInventoryHandle {
     /// `{ tools: { [server]: [{ name, description }] }, status, servers, failures }`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
-        self.summary.clone()
+        std::mem::take(&mut *self.summary.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The schema of tool number `index` of `server`, normalised. Keyed on the server's
@@ -253,7 +268,7 @@ pub fn load_mcp<'env>(
         let summary = summary_json(&source)?;
         Ok(McpSourceHandle {
             source: Arc::new(source),
-            summary,
+            summary: summary.into(),
             calls: Arc::new(CallQueue::new(wake)),
             _live: live::SOURCES.count(),
         })
@@ -264,7 +279,7 @@ pub fn load_mcp<'env>(
 #[napi]
 pub struct McpSourceHandle {
     source: Arc<Source>,
-    summary: String,
+    summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
     _live: live::Counted,
 }
@@ -408,7 +423,7 @@ impl McpSourceHandle {
     /// once when the load finished. Schemas are left out: see `inputSchema`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
-        self.summary.clone()
+        std::mem::take(&mut *self.summary.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its
