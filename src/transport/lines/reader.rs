@@ -1,0 +1,273 @@
+//! A local server's stdout, read by whichever thread waits for it. A tokio task reads it by
+//! default; a thread with an event loop of its own (Node's, see [`HostLoop`]) that writes a
+//! request takes the reading over, so the answer wakes that thread alone rather than a
+//! worker that must then wake it. Reads are serialised by one lock, so lines are handled in
+//! the order the server wrote them whoever reads.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{self, ErrorKind};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use rmcp::model::ServerJsonRpcMessage;
+use tokio::sync::Notify;
+
+use super::{Intercept, LineWriter};
+use crate::transport::MAX_MESSAGE_BYTES;
+
+/// Large results arrive in as few reads as the pipe allows.
+const READ_BUFFER: usize = 64 << 10;
+/// Reads in one go before others get their turn (a server that never pauses must not
+/// hold the host's thread).
+const READS_PER_TURN: usize = 16;
+/// How much of an oversized line is kept for [`Intercept::oversized`].
+const OVERSIZED_HEAD: usize = 256;
+/// Messages for rmcp read by the host and not yet taken; past it the host stops reading
+/// and leaves it to rmcp's task, which reads only as fast as it takes them.
+const FOR_RMCP: usize = 64;
+
+/// An event loop on the current thread that can wait for a pipe to become readable.
+pub trait HostLoop {
+    /// Calls [`LineReader::read_ready`] on this thread whenever `reader`'s pipe is
+    /// readable, until it returns anything but [`Flow::Waiting`]; false if it cannot.
+    fn watch(&self, reader: Arc<LineReader>) -> bool;
+}
+
+thread_local! {
+    static HOST: RefCell<Option<Rc<dyn HostLoop>>> = const { RefCell::new(None) };
+}
+
+/// Makes `host` the event loop of the current thread (`None`: it has none any more).
+pub fn set_host_loop(host: Option<Rc<dyn HostLoop>>) {
+    HOST.with(|h| *h.borrow_mut() = host);
+}
+
+pub fn has_host_loop() -> bool {
+    HOST.with(|h| h.borrow().is_some())
+}
+
+/// What a read left behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Everything available was handled; wait for more.
+    Waiting,
+    /// More may be there: read again soon.
+    More,
+    /// rmcp has messages enough waiting: stop reading until it takes them.
+    Backlogged,
+    /// The pipe has ended, or the transport is gone.
+    Ended,
+}
+
+const TOKIO: u8 = 0;
+const HOST_THREAD: u8 = 1;
+
+pub struct LineReader {
+    fd: OwnedFd,
+    state: Mutex<ReadState>,
+    intercept: Arc<dyn Intercept>,
+    writer: Arc<LineWriter>,
+    for_rmcp: Mutex<VecDeque<ServerJsonRpcMessage>>,
+    /// Who waits for the pipe: rmcp's task or a host thread.
+    owner: AtomicU8,
+    /// Set once the intercept has been told of the end.
+    ended: AtomicBool,
+    /// The transport is gone: nobody reads any more.
+    closed: AtomicBool,
+    /// Wakes rmcp's task: a message for it, a change of owner, the end.
+    pub(super) changed: Notify,
+}
+
+struct ReadState {
+    buffer: Box<[u8]>,
+    /// The line being read.
+    line: Vec<u8>,
+    /// Dropping the rest of a line that exceeded [`MAX_MESSAGE_BYTES`].
+    discarding: bool,
+    eof: bool,
+}
+
+/// What a line is, once read.
+pub(super) enum Taken {
+    /// Handled: by the intercept, or answered, or dropped as unreadable.
+    Handled,
+    ForRmcp(ServerJsonRpcMessage),
+}
+
+impl LineReader {
+    pub(super) fn new(
+        fd: OwnedFd,
+        intercept: Arc<dyn Intercept>,
+        writer: Arc<LineWriter>,
+    ) -> Arc<LineReader> {
+        let reader = Arc::new(LineReader {
+            fd,
+            state: Mutex::new(ReadState {
+                buffer: vec![0; READ_BUFFER].into_boxed_slice(),
+                line: Vec::new(),
+                discarding: false,
+                eof: false,
+            }),
+            intercept,
+            writer: writer.clone(),
+            for_rmcp: Mutex::new(VecDeque::new()),
+            owner: AtomicU8::new(TOKIO),
+            ended: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            changed: Notify::new(),
+        });
+        writer.set_reader(Arc::downgrade(&reader));
+        reader
+    }
+
+    pub fn fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
+    }
+
+    fn state(&self) -> MutexGuard<'_, ReadState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn queue(&self) -> MutexGuard<'_, VecDeque<ServerJsonRpcMessage>> {
+        self.for_rmcp.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn host_reads(&self) -> bool {
+        self.owner.load(Ordering::Acquire) == HOST_THREAD
+    }
+
+    pub(super) fn is_over(&self) -> bool {
+        self.ended.load(Ordering::Acquire) || self.closed.load(Ordering::Acquire)
+    }
+
+    pub(super) fn next_for_rmcp(&self) -> Option<ServerJsonRpcMessage> {
+        self.queue().pop_front()
+    }
+
+    /// Called after a line was written on the current thread: if it has a host loop and
+    /// rmcp's task reads, the host takes the reading over.
+    pub(super) fn offer_to_host(self: &Arc<Self>) {
+        if self.host_reads() || self.is_over() {
+            return;
+        }
+        let Some(host) = HOST.with(|h| h.borrow().clone()) else {
+            return;
+        };
+        if self
+            .owner
+            .compare_exchange(TOKIO, HOST_THREAD, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return;
+        }
+        if host.watch(self.clone()) {
+            // rmcp's task stops waiting for the pipe.
+            self.changed.notify_one();
+        } else {
+            self.owner.store(TOKIO, Ordering::Release);
+        }
+    }
+
+    /// The host has stopped watching: rmcp's task reads again.
+    pub fn release(&self) {
+        self.owner.store(TOKIO, Ordering::Release);
+        self.changed.notify_one();
+    }
+
+    /// Reads and handles what the pipe holds now, without blocking; on whichever thread
+    /// waits for it.
+    pub fn read_ready(&self) -> Flow {
+        if self.closed.load(Ordering::Acquire) {
+            return Flow::Ended;
+        }
+        let mut state = self.state();
+        let state = &mut *state;
+        if state.eof {
+            return Flow::Ended;
+        }
+        for _ in 0..READS_PER_TURN {
+            if self.queue().len() >= FOR_RMCP {
+                return Flow::Backlogged;
+            }
+            // SAFETY: the descriptor is open for as long as `self` lives, and `buffer` is
+            // a live, writable slice of the length given.
+            let n = unsafe {
+                libc::read(
+                    self.fd.as_raw_fd(),
+                    state.buffer.as_mut_ptr().cast(),
+                    state.buffer.len(),
+                )
+            };
+            if n > 0 {
+                let chunk = std::mem::take(&mut state.buffer);
+                self.feed(state, &chunk[..n as usize]);
+                state.buffer = chunk;
+                continue;
+            }
+            if n < 0 {
+                match io::Error::last_os_error().kind() {
+                    ErrorKind::WouldBlock => return Flow::Waiting,
+                    ErrorKind::Interrupted => continue,
+                    _ => {}
+                }
+            }
+            state.eof = true;
+            self.end();
+            return Flow::Ended;
+        }
+        Flow::More
+    }
+
+    /// Splits `chunk` into lines, without letting a line grow past the limit.
+    fn feed(&self, state: &mut ReadState, mut chunk: &[u8]) {
+        while !chunk.is_empty() {
+            let newline = memchr::memchr(b'\n', chunk);
+            let take = newline.map_or(chunk.len(), |at| at + 1);
+            if !state.discarding && state.line.len() + take > MAX_MESSAGE_BYTES {
+                // The line so far holds at least one whole read, far more than its head.
+                let mut head = std::mem::take(&mut state.line);
+                head.truncate(OVERSIZED_HEAD);
+                state.discarding = newline.is_none();
+                chunk = &chunk[take..];
+                self.intercept.oversized(&head);
+                continue;
+            }
+            if !state.discarding {
+                state.line.extend_from_slice(&chunk[..take]);
+            }
+            chunk = &chunk[take..];
+            if newline.is_none() {
+                return;
+            }
+            if std::mem::take(&mut state.discarding) {
+                continue;
+            }
+            let taken = super::take(&self.writer, &*self.intercept, super::trim(&state.line));
+            state.line.clear();
+            if let Taken::ForRmcp(message) = taken {
+                self.queue().push_back(message);
+                self.changed.notify_one();
+            }
+        }
+    }
+
+    /// Tells the intercept the output has ended, once.
+    pub(super) fn end(&self) {
+        if !self.ended.swap(true, Ordering::AcqRel) {
+            self.intercept.ended();
+        }
+        self.changed.notify_one();
+    }
+
+    /// The transport is gone: whoever watches stops at its next turn.
+    pub(super) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        self.end();
+    }
+}
+
+/// The reader of a writer's server, for [`LineWriter::write_line`] to hand to the host.
+pub(super) type ReaderLink = std::sync::OnceLock<Weak<LineReader>>;
