@@ -56,7 +56,8 @@ async function measure(name, calls) {
 
 function runChild(name, mode, calls) {
   const args = [self, "--child", name, "--calls", String(calls)]
-  const [file, argv] = mode === "pinned" ? ["taskset", ["-c", "0", process.execPath, ...args]] : [process.execPath, args]
+  const [file, argv] =
+    mode === "pinned" ? ["taskset", ["-c", "0", process.execPath, ...args]] : [process.execPath, args]
   return new Promise((resolve, reject) => {
     const child = spawn(file, argv, { stdio: ["ignore", "pipe", "inherit"] })
     let out = ""

@@ -17,7 +17,7 @@ use tokio::process::ChildStdin;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use self::reader::{ReaderLink, Taken};
+use self::reader::ReaderLink;
 use super::MAX_MESSAGE_BYTES;
 
 mod reader;
@@ -322,12 +322,15 @@ fn refuse(writer: &LineWriter, message: &[u8]) {
     }
 }
 
-/// One line: taken by the intercept, for rmcp, or unreadable (then answered, when it
-/// deserves an answer).
-fn take(writer: &LineWriter, intercept: &dyn Intercept, line: &[u8]) -> Taken {
+/// One line for rmcp, or `None` when the intercept took it or it cannot be read (then
+/// answered, when it deserves an answer).
+fn take(
+    writer: &LineWriter,
+    intercept: &dyn Intercept,
+    line: &[u8],
+) -> Option<ServerJsonRpcMessage> {
     let refuse_it = match decode(intercept, line) {
-        Ok(Some(message)) => return Taken::ForRmcp(message),
-        Ok(None) => return Taken::Handled,
+        Ok(message) => return message,
         Err(refuse_it) => refuse_it,
     };
     if std::str::from_utf8(line).is_err() {
@@ -340,7 +343,7 @@ fn take(writer: &LineWriter, intercept: &dyn Intercept, line: &[u8]) -> Taken {
     } else {
         intercept.unreadable(line);
     }
-    Taken::Handled
+    None
 }
 
 /// One line: taken by the intercept (`None`), for rmcp, or unreadable (`Err(true)` when it

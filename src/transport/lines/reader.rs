@@ -9,8 +9,9 @@ use std::collections::VecDeque;
 use std::io::{self, ErrorKind};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 
 use rmcp::model::ServerJsonRpcMessage;
 use tokio::sync::Notify;
@@ -28,6 +29,11 @@ const OVERSIZED_HEAD: usize = 256;
 /// Messages for rmcp read by the host and not yet taken; past it the host stops reading
 /// and leaves it to rmcp's task, which reads only as fast as it takes them.
 const FOR_RMCP: usize = 64;
+/// How often the watchdog looks at a pipe the host reads; a host thread that has left
+/// it readable and unread for a whole period is busy, and rmcp's task takes it back.
+const WATCH_PERIOD: Duration = Duration::from_millis(10);
+/// Periods without a request and with nothing to read before the watchdog rests.
+const IDLE_PERIODS: u32 = 10;
 
 /// An event loop on the current thread that can wait for a pipe to become readable.
 pub trait HostLoop {
@@ -60,6 +66,8 @@ pub enum Flow {
     Backlogged,
     /// The pipe has ended, or the transport is gone.
     Ended,
+    /// rmcp's task reads it now (the host was too busy to).
+    Released,
 }
 
 const TOKIO: u8 = 0;
@@ -79,6 +87,12 @@ pub struct LineReader {
     closed: AtomicBool,
     /// Wakes rmcp's task: a message for it, a change of owner, the end.
     pub(super) changed: Notify,
+    /// Counts the host's turns and its requests, for the watchdog.
+    host_turns: AtomicU64,
+    host_writes: AtomicU64,
+    /// Whether the watchdog is looking; it rests while the host has nothing going on.
+    watching: AtomicBool,
+    watchdog: Arc<Notify>,
 }
 
 struct ReadState {
@@ -88,13 +102,6 @@ struct ReadState {
     /// Dropping the rest of a line that exceeded [`MAX_MESSAGE_BYTES`].
     discarding: bool,
     eof: bool,
-}
-
-/// What a line is, once read.
-pub(super) enum Taken {
-    /// Handled: by the intercept, or answered, or dropped as unreadable.
-    Handled,
-    ForRmcp(ServerJsonRpcMessage),
 }
 
 impl LineReader {
@@ -118,8 +125,13 @@ impl LineReader {
             ended: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             changed: Notify::new(),
+            host_turns: AtomicU64::new(0),
+            host_writes: AtomicU64::new(0),
+            watching: AtomicBool::new(false),
+            watchdog: Arc::new(Notify::new()),
         });
         writer.set_reader(Arc::downgrade(&reader));
+        tokio::spawn(watch_host(Arc::downgrade(&reader), reader.watchdog.clone()));
         reader
     }
 
@@ -135,8 +147,14 @@ impl LineReader {
         self.for_rmcp.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    pub(super) fn host_reads(&self) -> bool {
+    /// Whether a host thread is the one waiting for the pipe.
+    pub fn host_reads(&self) -> bool {
         self.owner.load(Ordering::Acquire) == HOST_THREAD
+    }
+
+    /// The transport is gone: a host should stop watching.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
     }
 
     pub(super) fn is_over(&self) -> bool {
@@ -150,7 +168,14 @@ impl LineReader {
     /// Called after a line was written on the current thread: if it has a host loop and
     /// rmcp's task reads, the host takes the reading over.
     pub(super) fn offer_to_host(self: &Arc<Self>) {
-        if self.host_reads() || self.is_over() {
+        if self.host_reads() {
+            self.host_writes.fetch_add(1, Ordering::Relaxed);
+            if !self.watching.swap(true, Ordering::AcqRel) {
+                self.watchdog.notify_one();
+            }
+            return;
+        }
+        if self.is_over() {
             return;
         }
         let Some(host) = HOST.with(|h| h.borrow().clone()) else {
@@ -164,8 +189,10 @@ impl LineReader {
             return;
         }
         if host.watch(self.clone()) {
-            // rmcp's task stops waiting for the pipe.
+            // rmcp's task stops waiting for the pipe; the watchdog starts looking.
             self.changed.notify_one();
+            self.watching.store(true, Ordering::Release);
+            self.watchdog.notify_one();
         } else {
             self.owner.store(TOKIO, Ordering::Release);
         }
@@ -175,6 +202,16 @@ impl LineReader {
     pub fn release(&self) {
         self.owner.store(TOKIO, Ordering::Release);
         self.changed.notify_one();
+    }
+
+    /// [`read_ready`](Self::read_ready) for the host; [`Flow::Released`] once rmcp's task
+    /// has taken the reading back.
+    pub fn read_on_host(&self) -> Flow {
+        if !self.host_reads() {
+            return Flow::Released;
+        }
+        self.host_turns.fetch_add(1, Ordering::Relaxed);
+        self.read_ready()
     }
 
     /// Reads and handles what the pipe holds now, without blocking; on whichever thread
@@ -247,7 +284,7 @@ impl LineReader {
             }
             let taken = super::take(&self.writer, &*self.intercept, super::trim(&state.line));
             state.line.clear();
-            if let Taken::ForRmcp(message) = taken {
+            if let Some(message) = taken {
                 self.queue().push_back(message);
                 self.changed.notify_one();
             }
@@ -266,6 +303,61 @@ impl LineReader {
     pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.end();
+    }
+}
+
+/// Whether the pipe holds something to read (or has ended), without reading it.
+fn readable(fd: RawFd) -> bool {
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, no waiting.
+    unsafe { libc::poll(&mut poll, 1, 0) > 0 }
+}
+
+/// While the host reads a pipe, checks each period that it keeps up: a pipe left readable
+/// and unread for a whole period goes back to rmcp's task, so a host thread stuck in a
+/// long computation does not stall the server (whose progress then meets the bounds of
+/// the queues as it would have without the host). Rests when nothing goes on.
+async fn watch_host(reader: Weak<LineReader>, wake: Arc<Notify>) {
+    loop {
+        wake.notified().await;
+        let (mut turns, mut writes, mut idle) = (u64::MAX, u64::MAX, 0);
+        loop {
+            tokio::time::sleep(WATCH_PERIOD).await;
+            let Some(reader) = reader.upgrade() else {
+                return;
+            };
+            if reader.is_over() {
+                return;
+            }
+            if !reader.host_reads() {
+                reader.watching.store(false, Ordering::Release);
+                break;
+            }
+            let now = (
+                reader.host_turns.load(Ordering::Relaxed),
+                reader.host_writes.load(Ordering::Relaxed),
+            );
+            let pending = readable(reader.fd());
+            if pending && now.0 == turns {
+                reader.release();
+                reader.watching.store(false, Ordering::Release);
+                break;
+            }
+            idle = if pending || now.1 != writes {
+                0
+            } else {
+                idle + 1
+            };
+            if idle >= IDLE_PERIODS {
+                reader.watching.store(false, Ordering::Release);
+                break;
+            }
+            (turns, writes) = now;
+        }
     }
 }
 
