@@ -147,7 +147,7 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
         // A panic must not cross into libuv: it ends the watch, and rmcp's task reads on.
         catch_unwind(AssertUnwindSafe(|| watch.reader.read_on_host())).unwrap_or(Flow::Ended)
     };
-    if let Flow::Backlogged | Flow::Ended | Flow::Released = flow {
+    if let Flow::Backlogged | Flow::Busy | Flow::Ended | Flow::Released = flow {
         let reader = watch.reader.clone();
         close_where(true, |w| Arc::ptr_eq(&w.reader, &reader));
     }

@@ -34,6 +34,19 @@ const FOR_RMCP: usize = 64;
 const WATCH_PERIOD: Duration = Duration::from_millis(10);
 /// Periods without a request and with nothing to read before the watchdog rests.
 const IDLE_PERIODS: u32 = 10;
+/// A host turn that handles more lines or bytes than these is a busy one (see
+/// [`Flow::Busy`]): a caller waiting for one answer reads one line and its progress.
+const HOST_LINES: usize = 4;
+const HOST_BYTES: usize = 256 << 10;
+/// How long the pipe stays with rmcp's task after a busy turn.
+const HOST_PAUSE_MS: u64 = 100;
+
+/// Milliseconds since the first call, a clock cheap to keep in an atomic.
+fn millis_since_start() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let elapsed = START.get_or_init(std::time::Instant::now).elapsed();
+    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
+}
 
 /// An event loop on the current thread that can wait for a pipe to become readable.
 pub trait HostLoop {
@@ -68,6 +81,10 @@ pub enum Flow {
     Ended,
     /// rmcp's task reads it now (the host was too busy to).
     Released,
+    /// The host read more in one turn than a single caller waits for: many calls in
+    /// flight, or a large answer, whose decoding is better left to rmcp's task, in
+    /// parallel with the host's own work. The host should let it go for a while.
+    Busy,
 }
 
 const TOKIO: u8 = 0;
@@ -93,6 +110,15 @@ pub struct LineReader {
     /// Whether the watchdog is looking; it rests while the host has nothing going on.
     watching: AtomicBool,
     watchdog: Arc<Notify>,
+    /// After a busy turn, the host is not offered the pipe again before this time.
+    host_after: AtomicU64,
+}
+
+/// What one turn of reading handled.
+#[derive(Default)]
+struct Handled {
+    lines: usize,
+    bytes: usize,
 }
 
 struct ReadState {
@@ -129,6 +155,7 @@ impl LineReader {
             host_writes: AtomicU64::new(0),
             watching: AtomicBool::new(false),
             watchdog: Arc::new(Notify::new()),
+            host_after: AtomicU64::new(0),
         });
         writer.set_reader(Arc::downgrade(&reader));
         tokio::spawn(watch_host(Arc::downgrade(&reader), reader.watchdog.clone()));
@@ -168,6 +195,9 @@ impl LineReader {
     /// Called after a line was written on the current thread: if it has a host loop and
     /// rmcp's task reads, the host takes the reading over.
     pub(super) fn offer_to_host(self: &Arc<Self>) {
+        if millis_since_start() < self.host_after.load(Ordering::Relaxed) {
+            return;
+        }
         if self.host_reads() {
             self.host_writes.fetch_add(1, Ordering::Relaxed);
             if !self.watching.swap(true, Ordering::AcqRel) {
@@ -211,12 +241,32 @@ impl LineReader {
             return Flow::Released;
         }
         self.host_turns.fetch_add(1, Ordering::Relaxed);
-        self.read_ready()
+        match self.read_turn() {
+            (Flow::Waiting | Flow::More, handled)
+                if handled.lines > HOST_LINES || handled.bytes > HOST_BYTES =>
+            {
+                self.host_after
+                    .store(millis_since_start() + HOST_PAUSE_MS, Ordering::Relaxed);
+                Flow::Busy
+            }
+            (flow, _) => flow,
+        }
     }
 
     /// Reads and handles what the pipe holds now, without blocking; on whichever thread
     /// waits for it.
     pub fn read_ready(&self) -> Flow {
+        self.read_turn().0
+    }
+
+    /// One turn of reading: what it left, and how much it handled.
+    fn read_turn(&self) -> (Flow, Handled) {
+        let mut handled = Handled::default();
+        let flow = self.read_counted(&mut handled);
+        (flow, handled)
+    }
+
+    fn read_counted(&self, handled: &mut Handled) -> Flow {
         if self.closed.load(Ordering::Acquire) {
             return Flow::Ended;
         }
@@ -240,7 +290,8 @@ impl LineReader {
             };
             if n > 0 {
                 let chunk = std::mem::take(&mut state.buffer);
-                self.feed(state, &chunk[..n as usize]);
+                handled.lines += self.feed(state, &chunk[..n as usize]);
+                handled.bytes += n as usize;
                 state.buffer = chunk;
                 continue;
             }
@@ -258,8 +309,10 @@ impl LineReader {
         Flow::More
     }
 
-    /// Splits `chunk` into lines, without letting a line grow past the limit.
-    fn feed(&self, state: &mut ReadState, mut chunk: &[u8]) {
+    /// Splits `chunk` into lines, without letting a line grow past the limit; returns how
+    /// many it handled.
+    fn feed(&self, state: &mut ReadState, mut chunk: &[u8]) -> usize {
+        let mut lines = 0;
         while !chunk.is_empty() {
             let newline = memchr::memchr(b'\n', chunk);
             let take = newline.map_or(chunk.len(), |at| at + 1);
@@ -277,11 +330,12 @@ impl LineReader {
             }
             chunk = &chunk[take..];
             if newline.is_none() {
-                return;
+                break;
             }
             if std::mem::take(&mut state.discarding) {
                 continue;
             }
+            lines += 1;
             let taken = super::take(&self.writer, &*self.intercept, super::trim(&state.line));
             state.line.clear();
             if let Some(message) = taken {
@@ -289,6 +343,7 @@ impl LineReader {
                 self.changed.notify_one();
             }
         }
+        lines
     }
 
     /// Tells the intercept the output has ended, once.
