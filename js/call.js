@@ -1,6 +1,5 @@
 // One tool call as both loadMcp's and the store's Tool handles run it: the AbortSignal
 // aborts the native call, onProgress stops once the call settles, and nothing rejects.
-import * as native from "../binding.js"
 
 /** `onProgress` as native events reach it: nothing is delivered once the call has settled. */
 function progressListener(onProgress) {
@@ -111,14 +110,6 @@ export function callQueue() {
     result(id, onProgress) {
       return new Promise((resolve) => pending.set(id, { resolve, onProgress }))
     },
-  }
-}
-
-/** A store call: a native promise, aborted through a native canceller. */
-export function cancellableCall(call) {
-  return (timeout, onProgress, maxTotal) => {
-    const canceller = new native.Canceller()
-    return { result: call(timeout, canceller, onProgress, maxTotal), abort: () => canceller.cancel() }
   }
 }
 

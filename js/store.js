@@ -4,9 +4,12 @@
 // (keyed on the view's revision, which moves only with changes the view can see), so
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
-import { cancellableCall, runToolCall, withOrigin } from "./call.js"
+import { callQueue, runToolCall, withOrigin } from "./call.js"
 
 const STORE = Symbol("store view")
+
+// Each native store's call queue (see `callQueue`), which settles its calls.
+const queues = new WeakMap()
 
 const configSource = (input) =>
   typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
@@ -197,6 +200,7 @@ class View {
   #tool(info, target) {
     const { name, description, serviceName, clientId } = info
     const nativeStore = this.#native
+    const calls = queues.get(nativeStore)
     const agent = this.#agent
     const metadata = Object.freeze({ server: serviceName, clientId })
     const toolName = () => target
@@ -210,23 +214,11 @@ class View {
       serviceName,
       clientId,
       execute: (args, ctx) =>
-        runToolCall(
-          metadata,
-          ctx,
-          toolName,
-          cancellableCall((timeout, canceller, onProgress, maxTotal) =>
-            nativeStore.callTool(
-              agent,
-              serviceName,
-              target,
-              JSON.stringify(args ?? {}),
-              timeout,
-              canceller,
-              onProgress,
-              maxTotal,
-            ),
-          ),
-        ),
+        runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
+          const json = JSON.stringify(args ?? {})
+          const id = nativeStore.callTool(agent, serviceName, target, json, timeout, onProgress !== undefined, maxTotal)
+          return { result: calls.result(id, onProgress), abort: () => nativeStore.abortCall(id) }
+        }),
     }
     return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
   }
@@ -359,6 +351,9 @@ class McpStore extends View {
  */
 export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
-  const nativeStore = new native.NativeStore(source, storeOptions(opts))
+  const calls = callQueue()
+  const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake)
+  calls.attach(nativeStore)
+  queues.set(nativeStore, calls)
   return new McpStore(nativeStore)
 }

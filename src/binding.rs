@@ -9,6 +9,7 @@ use std::time::Duration;
 
 mod bounded;
 mod call_queue;
+mod host_loop;
 mod live;
 
 use napi::bindgen_prelude::*;
@@ -27,8 +28,7 @@ use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::normalize_schema;
-use crate::session::{CallOptions, CallSpec, Hooks, Logger, Progress};
-use crate::tool_result::ToolOutput;
+use crate::session::{CallSpec, Hooks, Logger};
 use crate::transport::groups;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -255,6 +255,7 @@ pub fn load_mcp<'env>(
     wake: Wake,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
+    host_loop::install(env);
     let cancel = canceller.token.clone();
     let hooks = Hooks {
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
@@ -320,102 +321,11 @@ fn summary_json(source: &Source) -> Result<String> {
     })
 }
 
-#[napi(object)]
-pub struct CallResult {
-    pub output: String,
-    pub is_error: bool,
-    /// The raw `content` array as JSON text, when it holds more than text.
-    pub content: Option<String>,
-}
-
-impl From<ToolOutput> for CallResult {
-    fn from(output: ToolOutput) -> Self {
-        CallResult {
-            output: output.output,
-            is_error: output.is_error,
-            content: output.content.map(|c| c.to_string()),
-        }
-    }
-}
-
-/// A tool call as the JS layer hands it over.
-pub(crate) struct CallRequest {
-    args_json: String,
-    timeout: Option<Duration>,
-    max_total: Option<Duration>,
-    cancel: CancellationToken,
-    on_progress: Option<Box<dyn Fn(Progress) -> bool + Send + Sync>>,
-}
-
-/// What one call's progress waiting for the JS thread may take, in KiB; past it the call
-/// is given up, as its progress can no longer be delivered in order.
-const PROGRESS_BUDGET_KIB: u32 = 16 << 10;
-
-impl CallRequest {
-    pub(crate) fn new(
-        args_json: String,
-        timeout_ms: Option<f64>,
-        max_total_ms: Option<f64>,
-        canceller: Option<&Canceller>,
-        on_progress: Option<OnProgress>,
-    ) -> Self {
-        let timeout = call_timeout(timeout_ms);
-        let max_total = call_timeout(max_total_ms);
-        let on_progress = on_progress.map(|f| {
-            let f = Bounded::new(f, PROGRESS_BUDGET_KIB);
-            Box::new(move |p: Progress| {
-                let cost = kib(p.message.as_ref().map_or(0, String::len));
-                let event = ProgressEvent {
-                    progress: p.progress,
-                    total: p.total,
-                    message: p.message,
-                };
-                f.try_send(event, cost)
-            }) as Box<dyn Fn(Progress) -> bool + Send + Sync>
-        });
-        let cancel = canceller.map(|c| c.token.clone()).unwrap_or_default();
-        CallRequest {
-            args_json,
-            timeout,
-            max_total,
-            cancel,
-            on_progress,
-        }
-    }
-
-    pub(crate) fn args_json(&self) -> &str {
-        &self.args_json
-    }
-
-    /// The options of the call, with the server's own timeouts as defaults.
-    pub(crate) fn options(
-        &self,
-        default_timeout: Duration,
-        default_max_total: Option<Duration>,
-    ) -> CallOptions<'_> {
-        CallOptions {
-            timeout: self.timeout.unwrap_or(default_timeout),
-            max_total: self.max_total.or(default_max_total),
-            cancel: &self.cancel,
-            on_progress: self.on_progress.as_deref(),
-        }
-    }
-}
-
 /// A call's own timeout, when it gives a usable one.
 fn call_timeout(ms: Option<f64>) -> Option<Duration> {
     ms.and_then(duration::from_millis)
         .filter(|timeout| !timeout.is_zero())
 }
-
-#[napi(object)]
-pub struct ProgressEvent {
-    pub progress: f64,
-    pub total: Option<f64>,
-    pub message: Option<String>,
-}
-
-pub(crate) type OnProgress = Callback<ProgressEvent>;
 
 #[napi]
 impl McpSourceHandle {

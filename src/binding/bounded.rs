@@ -1,7 +1,6 @@
 //! A JS callback fed from other threads with a bounded queue. A threadsafe function's own
 //! queue grows without limit while the JS thread is busy; here each queued call holds its
-//! share of a budget until JS has run it, so a sender either waits for room
-//! (backpressure) or learns at once that there is none.
+//! share of a budget until JS has run it, so a sender waits for room (backpressure).
 
 use std::sync::Arc;
 
@@ -35,18 +34,6 @@ impl<T: 'static + JsValuesTupleIntoVec> Bounded<T> {
         let cost = cost.clamp(1, self.budget);
         if let Ok(permit) = self.room.clone().acquire_many_owned(cost).await {
             self.queue(value, permit);
-        }
-    }
-
-    /// Queues `value` if it fits now; false when it does not.
-    pub fn try_send(&self, value: T, cost: u32) -> bool {
-        let cost = cost.clamp(1, self.budget);
-        match self.room.clone().try_acquire_many_owned(cost) {
-            Ok(permit) => {
-                self.queue(value, permit);
-                true
-            }
-            Err(_) => false,
         }
     }
 

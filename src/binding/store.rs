@@ -1,17 +1,22 @@
 //! The store as a JS class: `new NativeStore(config, options)` starts it in the background.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
 
+use tokio_util::sync::CancellationToken;
+
 use super::bounded::{Bounded, Callback};
-use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_config, to_json};
+use super::call_queue::{CallQueue, Wake};
+use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
-use crate::session::Hooks;
+use crate::session::{CallOptions, CallSink, Hooks, Progress};
 use crate::store::{ServiceStatus, Store, StoreOptions};
 
 /// Store options in milliseconds; every field is optional.
@@ -74,13 +79,23 @@ type OnChange = Callback<f64>;
 #[napi]
 pub struct NativeStore {
     store: Arc<Store>,
+    /// Where calls' progress and outcomes go: the same batched queue as `loadMcp`'s.
+    calls: Arc<CallQueue>,
+    /// The calls in flight, to abort them by id.
+    running: Arc<Mutex<HashMap<u64, CancellationToken>>>,
+    next_call: AtomicU64,
     _live: super::live::Counted,
 }
 
 #[napi]
 impl NativeStore {
     #[napi(catch_unwind, constructor)]
-    pub fn new(source: Option<ConfigSource>, options: Option<NativeStoreOptions>) -> Result<Self> {
+    pub fn new(
+        env: &Env,
+        source: Option<ConfigSource>,
+        options: Option<NativeStoreOptions>,
+        wake: Wake,
+    ) -> Result<Self> {
         let config = match source {
             Some(source) => load_config(source)?,
             None => McpConfig {
@@ -90,8 +105,12 @@ impl NativeStore {
         let options = options.map(StoreOptions::from).unwrap_or_default();
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
         let store = within_runtime_if_available(|| Store::new(config, Hooks::default(), options));
+        host_loop::install(env);
         Ok(NativeStore {
             store: Arc::new(store),
+            calls: Arc::new(CallQueue::new(wake)),
+            running: Arc::default(),
+            next_call: AtomicU64::new(1),
             _live: super::live::STORES.count(),
         })
     }
@@ -171,32 +190,60 @@ impl NativeStore {
         Ok(())
     }
 
-    /// Calls `tool` (the server's own name) of a service as the view names it.
+    /// Starts `tool` (the server's own name) of a service as the view names it and returns
+    /// the call's id; its progress and outcome come through `takeEvents`. Never throws for
+    /// a failed call.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
-    pub fn call_tool<'env>(
+    pub fn call_tool(
         &self,
-        env: &'env Env,
+        env: &Env,
         agent: Option<String>,
         service_name: String,
         tool: String,
         args_json: String,
         timeout_ms: Option<f64>,
-        canceller: Option<&Canceller>,
-        on_progress: Option<OnProgress>,
+        wants_progress: bool,
         max_total_ms: Option<f64>,
-    ) -> Result<PromiseRaw<'env, CallResult>> {
-        let store = self.store.clone();
-        let request = CallRequest::new(args_json, timeout_ms, max_total_ms, canceller, on_progress);
-        env.spawn_future(async move {
-            let (timeout, max_total) = store.call_timeouts(agent.as_deref(), &service_name);
-            let options = request.options(timeout, max_total);
-            let (agent, args) = (agent.as_deref(), request.args_json());
+    ) -> Result<f64> {
+        let id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        self.calls.started(env)?;
+        let cancel = CancellationToken::new();
+        lock(&self.running).insert(id, cancel.clone());
+        let (store, calls, running) =
+            (self.store.clone(), self.calls.clone(), self.running.clone());
+        napi::bindgen_prelude::spawn(async move {
+            let agent = agent.as_deref();
+            let (timeout, max_total) = store.call_timeouts(agent, &service_name);
+            let on_progress = |progress: Progress| calls.offer_progress(id, progress);
+            let options = CallOptions {
+                timeout: call_timeout(timeout_ms).unwrap_or(timeout),
+                max_total: call_timeout(max_total_ms).or(max_total),
+                cancel: &cancel,
+                on_progress: wants_progress
+                    .then_some(&on_progress as &(dyn Fn(Progress) -> bool + Send + Sync)),
+            };
             let output = store
-                .call_tool(agent, &service_name, &tool, args, options)
+                .call_tool(agent, &service_name, &tool, &args_json, options)
                 .await;
-            Ok(output.into())
-        })
+            lock(&running).remove(&id);
+            calls.done(id, output);
+        });
+        Ok(id as f64)
+    }
+
+    /// Aborts call `id`, if it is still running.
+    #[napi(catch_unwind)]
+    pub fn abort_call(&self, id: f64) {
+        if let Some(cancel) = lock(&self.running).remove(&(id as u64)) {
+            cancel.cancel();
+        }
+    }
+
+    /// Every call event since the last take, flat: `[id, kind, a, b, c, ...]`.
+    #[napi(catch_unwind)]
+    pub fn take_events<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        self.calls.take(env)
     }
 
     /// Calls `listener(version)` after every change, until the store is freed. Changes
@@ -224,4 +271,8 @@ impl NativeStore {
             Ok(())
         })
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -5,23 +5,24 @@
 
 use std::future::Future;
 use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use rmcp::model::{ClientJsonRpcMessage, ErrorData, RequestId, ServerJsonRpcMessage};
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{ChildStdin, ChildStdout};
+use tokio::process::ChildStdin;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use self::reader::ReaderLink;
 use super::MAX_MESSAGE_BYTES;
 
-/// Large results arrive in as few reads as the pipe allows.
-const READ_BUFFER: usize = 64 << 10;
+mod reader;
+
+pub use self::reader::{Flow, HostLoop, LineReader, has_host_loop, set_host_loop};
 
 /// Sees each incoming line before rmcp does.
 pub trait Intercept: Send + Sync {
@@ -34,9 +35,6 @@ pub trait Intercept: Send + Sync {
     /// The server's stdout has ended; called once.
     fn ended(&self);
 }
-
-/// How much of an oversized line is kept for [`Intercept::oversized`].
-const OVERSIZED_HEAD: usize = 256;
 
 /// The most that may wait for a server that does not read its input; a line that would
 /// take the backlog past it is refused (the first line of a backlog is always taken).
@@ -81,6 +79,8 @@ pub struct LineWriter {
     state: Mutex<WriterState>,
     backlogged: Notify,
     closed: CancellationToken,
+    /// The server's stdout, which a host thread that writes a request may take over.
+    reader: ReaderLink,
 }
 
 struct WriterState {
@@ -109,6 +109,7 @@ impl LineWriter {
             }),
             backlogged: Notify::new(),
             closed: CancellationToken::new(),
+            reader: ReaderLink::new(),
         });
         tokio::spawn(writer.clone().flush_backlog());
         Ok(writer)
@@ -118,8 +119,23 @@ impl LineWriter {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Writes one message; `line` must end with a newline. Never blocks.
+    fn set_reader(&self, reader: Weak<LineReader>) {
+        let _ = self.reader.set(reader);
+    }
+
+    /// Writes one message; `line` must end with a newline. Never blocks. On a thread with
+    /// a host loop, that thread then waits for the server's answer itself.
     pub fn write_line(&self, line: &[u8]) -> Result<(), WriteError> {
+        self.write(line)?;
+        if has_host_loop()
+            && let Some(reader) = self.reader.get().and_then(Weak::upgrade)
+        {
+            reader.offer_to_host();
+        }
+        Ok(())
+    }
+
+    fn write(&self, line: &[u8]) -> Result<(), WriteError> {
         let mut state = self.state();
         let Some(pipe) = &state.pipe else {
             return Err(WriteError::Closed);
@@ -209,7 +225,7 @@ impl WriterState {
     }
 }
 
-fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+pub(super) fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
     let fd = fd.as_raw_fd();
     // SAFETY: fcntl on a descriptor we own, with flags it returned.
     let ok = unsafe {
@@ -247,121 +263,112 @@ fn write_some(pipe: &AsyncFd<OwnedFd>, bytes: &[u8]) -> io::Result<usize> {
 
 /// rmcp's transport over the pipes of a local server.
 pub struct LineTransport {
-    stdout: BufReader<ChildStdout>,
-    /// The line being read; a partial line survives a cancelled `receive`.
-    line: Vec<u8>,
-    /// Dropping the rest of a line that exceeded [`MAX_MESSAGE_BYTES`].
-    discarding: bool,
+    reader: Arc<LineReader>,
+    /// The pipe as registered with tokio, while rmcp's task is the one waiting for it.
+    registered: Option<AsyncFd<RawFd>>,
     writer: Arc<LineWriter>,
-    intercept: Arc<dyn Intercept>,
-    ended: bool,
-}
-
-enum Read {
-    Line,
-    /// The start of a line that exceeded the limit; the rest is being dropped.
-    Oversized(Vec<u8>),
-    End,
 }
 
 impl LineTransport {
-    pub fn new(
-        stdout: ChildStdout,
-        writer: Arc<LineWriter>,
-        intercept: Arc<dyn Intercept>,
-    ) -> Self {
+    /// `stdout` must be non-blocking (see `stdio::ChildPipes`).
+    pub fn new(stdout: OwnedFd, writer: Arc<LineWriter>, intercept: Arc<dyn Intercept>) -> Self {
         LineTransport {
-            stdout: BufReader::with_capacity(READ_BUFFER, stdout),
-            line: Vec::new(),
-            discarding: false,
+            reader: LineReader::new(stdout, intercept, writer.clone()),
+            registered: None,
             writer,
-            intercept,
-            ended: false,
         }
     }
 
-    /// Reads up to the next newline without letting a line grow past the limit; safe to
-    /// cancel between reads, since bytes are consumed only once copied into `self.line`.
-    async fn read_line(&mut self) -> Read {
-        loop {
-            let available = match self.stdout.fill_buf().await {
-                Ok([]) | Err(_) => return Read::End,
-                Ok(available) => available,
-            };
-            let newline = memchr::memchr(b'\n', available);
-            let take = newline.map_or(available.len(), |at| at + 1);
-            let oversized = !self.discarding && self.line.len() + take > MAX_MESSAGE_BYTES;
-            if oversized {
-                // The line so far holds at least one whole read, far more than its head.
-                let mut head = std::mem::take(&mut self.line);
-                head.truncate(OVERSIZED_HEAD);
-                self.stdout.consume(take);
-                self.discarding = newline.is_none();
-                return Read::Oversized(head);
-            }
-            if !self.discarding {
-                self.line.extend_from_slice(&available[..take]);
-            }
-            self.stdout.consume(take);
-            if newline.is_some() {
-                if std::mem::take(&mut self.discarding) {
-                    continue;
-                }
-                return Read::Line;
-            }
+    /// Waits until the pipe is readable and reads it, unless a host thread takes the
+    /// reading over meanwhile; returns when there may be something new.
+    async fn read_when_ready(&mut self) {
+        let changed = self.reader.changed.notified();
+        tokio::pin!(changed);
+        changed.as_mut().enable();
+        if self.reader.host_reads() {
+            // Not registered while the host waits, or every answer would wake us too.
+            self.registered = None;
+            return changed.await;
         }
-    }
-
-    /// What rmcp answers to a well-formed message it cannot read; a request is answered
-    /// under its own id when that can be read, since the server waits for that id.
-    fn refuse(&self, message: &[u8]) {
-        #[derive(serde::Deserialize)]
-        struct Request {
-            id: Option<RequestId>,
-            method: Option<serde::de::IgnoredAny>,
-        }
-        let request = serde_json::from_slice::<Request>(message).ok();
-        let id = request.and_then(|r| r.method.and(r.id));
-        let error =
-            ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), id);
-        if let Ok(mut line) = serde_json::to_vec(&error) {
-            line.push(b'\n');
-            let _ = self.writer.write_line(&line);
-        }
-    }
-
-    /// One line for rmcp, or `None` when the intercept took it or it cannot be read (then
-    /// answered, when it deserves an answer).
-    fn take(&self, line: &[u8]) -> Option<ServerJsonRpcMessage> {
-        let refuse = match self.decode(line) {
-            Ok(message) => return message,
-            Err(refuse) => refuse,
+        let registered = match self.registered.take() {
+            Some(registered) => registered,
+            // SAFETY: the reader owns the descriptor and outlives the registration, which
+            // is dropped first (see `Drop`).
+            None => match unsafe {
+                AsyncFd::register_with_interest(self.reader.fd(), Interest::READABLE)
+            } {
+                Ok(registered) => registered,
+                Err(_) => return self.reader.end(),
+            },
         };
-        if std::str::from_utf8(line).is_err() {
-            // Read it as the official SDKs do, bad bytes as U+FFFD, so that an answer still
-            // reaches the call waiting for it.
-            return self.take(String::from_utf8_lossy(line).as_bytes());
+        let registered = &*self.registered.insert(registered);
+        tokio::select! {
+            ready = registered.readable() => match ready {
+                Ok(mut ready) => {
+                    if self.reader.read_ready() == Flow::Waiting {
+                        ready.clear_ready();
+                    }
+                }
+                Err(_) => self.reader.end(),
+            },
+            _ = changed => {}
         }
-        if refuse {
-            self.refuse(line);
-        } else {
-            self.intercept.unreadable(line);
-        }
-        None
     }
+}
 
-    /// One line: taken by the intercept (`None`), for rmcp, or unreadable (`Err(true)` when
-    /// it deserves an answer).
-    fn decode(&self, message: &[u8]) -> Result<Option<ServerJsonRpcMessage>, bool> {
-        if message.is_empty() || self.intercept.intercept(message) {
-            return Ok(None);
-        }
-        match serde_json::from_slice::<ServerJsonRpcMessage>(message) {
-            Ok(message) => Ok(Some(message)),
-            // Not JSON: nothing to answer (as the official SDKs do). A notification rmcp
-            // does not know is not ours to refuse either.
-            Err(e) => Err(e.is_data() && !is_notification(message)),
-        }
+/// What rmcp answers to a well-formed message it cannot read; a request is answered under
+/// its own id when that can be read, since the server waits for that id.
+fn refuse(writer: &LineWriter, message: &[u8]) {
+    #[derive(serde::Deserialize)]
+    struct Request {
+        id: Option<RequestId>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let request = serde_json::from_slice::<Request>(message).ok();
+    let id = request.and_then(|r| r.method.and(r.id));
+    let error =
+        ClientJsonRpcMessage::error(ErrorData::invalid_request("Invalid request", None), id);
+    if let Ok(mut line) = serde_json::to_vec(&error) {
+        line.push(b'\n');
+        let _ = writer.write_line(&line);
+    }
+}
+
+/// One line for rmcp, or `None` when the intercept took it or it cannot be read (then
+/// answered, when it deserves an answer).
+fn take(
+    writer: &LineWriter,
+    intercept: &dyn Intercept,
+    line: &[u8],
+) -> Option<ServerJsonRpcMessage> {
+    let refuse_it = match decode(intercept, line) {
+        Ok(message) => return message,
+        Err(refuse_it) => refuse_it,
+    };
+    if std::str::from_utf8(line).is_err() {
+        // Read it as the official SDKs do, bad bytes as U+FFFD, so that an answer still
+        // reaches the call waiting for it.
+        return take(writer, intercept, String::from_utf8_lossy(line).as_bytes());
+    }
+    if refuse_it {
+        refuse(writer, line);
+    } else {
+        intercept.unreadable(line);
+    }
+    None
+}
+
+/// One line: taken by the intercept (`None`), for rmcp, or unreadable (`Err(true)` when it
+/// deserves an answer).
+fn decode(intercept: &dyn Intercept, message: &[u8]) -> Result<Option<ServerJsonRpcMessage>, bool> {
+    if message.is_empty() || intercept.intercept(message) {
+        return Ok(None);
+    }
+    match serde_json::from_slice::<ServerJsonRpcMessage>(message) {
+        Ok(message) => Ok(Some(message)),
+        // Not JSON: nothing to answer (as the official SDKs do). A notification rmcp does
+        // not know is not ours to refuse either.
+        Err(e) => Err(e.is_data() && !is_notification(message)),
     }
 }
 
@@ -382,27 +389,15 @@ impl Transport<RoleClient> for LineTransport {
     }
 
     async fn receive(&mut self) -> Option<ServerJsonRpcMessage> {
-        if self.ended {
-            return None;
-        }
         loop {
-            match self.read_line().await {
-                Read::Line => {}
-                Read::Oversized(head) => {
-                    self.intercept.oversized(&head);
-                    continue;
-                }
-                Read::End => {
-                    self.ended = true;
-                    self.intercept.ended();
-                    return None;
-                }
+            if let Some(message) = self.reader.next_for_rmcp() {
+                return Some(message);
             }
-            let message = self.take(trim(&self.line));
-            self.line.clear();
-            if message.is_some() {
-                return message;
+            if self.reader.is_over() {
+                self.registered = None;
+                return None;
             }
+            self.read_when_ready().await;
         }
     }
 
@@ -414,10 +409,9 @@ impl Transport<RoleClient> for LineTransport {
 
 impl Drop for LineTransport {
     fn drop(&mut self) {
+        self.registered = None;
         self.writer.close();
-        if !self.ended {
-            self.intercept.ended();
-        }
+        self.reader.close();
     }
 }
 

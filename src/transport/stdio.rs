@@ -10,7 +10,9 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use std::os::fd::OwnedFd;
 use tokio::io::{AsyncBufReadExt, BufReader};
+
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
@@ -31,7 +33,9 @@ pub struct ChildProcess {
 }
 
 pub struct ChildPipes {
-    pub stdout: ChildStdout,
+    /// Non-blocking, and registered with no reactor: whichever thread waits for the
+    /// server's output watches it (see `lines::LineReader`).
+    pub stdout: OwnedFd,
     pub stdin: ChildStdin,
 }
 
@@ -82,6 +86,14 @@ impl ChildProcess {
             unreachable!("all three pipes were requested");
         };
 
+        let stdout = match own_nonblocking(stdout) {
+            Ok(stdout) => stdout,
+            Err(e) => {
+                lease.signal(groups::Signal::Kill);
+                lease.release();
+                return Err(format!("cannot read from \"{}\": {e}", spec.program));
+            }
+        };
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(reaper::watch_exit(child, lease.clone(), exit_tx));
         let tail = Arc::new(Mutex::new(StderrTail {
@@ -162,6 +174,13 @@ impl Drop for ChildProcess {
         self.lease.signal(groups::Signal::Kill);
         self.lease.release();
     }
+}
+
+/// The pipe's descriptor, taken from tokio's reactor and set non-blocking.
+fn own_nonblocking(stdout: ChildStdout) -> std::io::Result<OwnedFd> {
+    let fd = stdout.into_owned_fd()?;
+    super::lines::set_nonblocking(&fd)?;
+    Ok(fd)
 }
 
 /// What a server started with `"inheritEnv": false` gets of the host's environment: the

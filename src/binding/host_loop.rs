@@ -1,0 +1,194 @@
+//! Node's event loop as the [`HostLoop`] of its thread: a local server's stdout is watched
+//! with a libuv poll handle, so a call's answer wakes the Node thread alone, which reads,
+//! decodes and queues it itself. The handles are unref'd (they never keep Node alive) and
+//! closed when the reader ends or the environment goes away. libuv's functions are looked
+//! up in the host process; where they are missing, the tokio reader does the work.
+
+use std::cell::RefCell;
+use std::ffi::{CStr, c_int, c_void};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::ptr;
+use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
+
+use napi::Env;
+
+use crate::transport::lines::{Flow, HostLoop, LineReader, has_host_loop, set_host_loop};
+
+type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
+type CloseCb = unsafe extern "C" fn(*mut c_void);
+type PollInit = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int) -> c_int;
+type PollStart = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
+type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
+type Close = unsafe extern "C" fn(*mut c_void, CloseCb);
+type Unref = unsafe extern "C" fn(*mut c_void);
+
+/// The libuv functions used, as the host process exports them.
+struct Uv {
+    poll_init: PollInit,
+    poll_start: PollStart,
+    poll_stop: PollStop,
+    close: Close,
+    unref: Unref,
+}
+
+fn uv() -> Option<&'static Uv> {
+    static UV: OnceLock<Option<Uv>> = OnceLock::new();
+    UV.get_or_init(|| {
+        let find = |name: &CStr| {
+            // SAFETY: dlsym with a NUL-terminated name; a null result is handled.
+            let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+            (!found.is_null()).then_some(found)
+        };
+        // SAFETY: each symbol is the libuv function of that name, whose C signature the
+        // field's type spells out (uv.h, libuv 1.x).
+        unsafe {
+            Some(Uv {
+                poll_init: std::mem::transmute::<*mut c_void, PollInit>(find(c"uv_poll_init")?),
+                poll_start: std::mem::transmute::<*mut c_void, PollStart>(find(c"uv_poll_start")?),
+                poll_stop: std::mem::transmute::<*mut c_void, PollStop>(find(c"uv_poll_stop")?),
+                close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
+                unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
+            })
+        }
+    })
+    .as_ref()
+}
+
+const UV_READABLE: c_int = 1;
+
+/// One watched pipe. `handle` comes first, so the handle's address is the watch's; a
+/// `uv_poll_t` is 160 bytes on 64-bit Linux, and its first field is its `data` pointer.
+#[repr(C)]
+struct Watch {
+    handle: [u64; 32],
+    reader: Arc<LineReader>,
+}
+
+struct NodeLoop {
+    uv_loop: *mut c_void,
+    uv: &'static Uv,
+}
+
+thread_local! {
+    /// The watches open on this thread.
+    static WATCHES: RefCell<Vec<*mut Watch>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Makes Node's loop this thread's host loop, once; without libuv nothing changes.
+pub fn install(env: &Env) {
+    if has_host_loop() {
+        return;
+    }
+    let Some(uv) = uv() else {
+        return;
+    };
+    let mut uv_loop = ptr::null_mut();
+    // SAFETY: on the JS thread, with its env; the loop lives as long as the env.
+    let status = unsafe { napi::sys::napi_get_uv_event_loop(env.raw(), &mut uv_loop) };
+    if status != napi::sys::Status::napi_ok || uv_loop.is_null() {
+        return;
+    }
+    // SAFETY: the hook runs on this thread as the env is torn down.
+    let status = unsafe {
+        napi::sys::napi_add_env_cleanup_hook(env.raw(), Some(on_teardown), ptr::null_mut())
+    };
+    if status != napi::sys::Status::napi_ok {
+        return;
+    }
+    let host = NodeLoop {
+        uv_loop: uv_loop.cast(),
+        uv,
+    };
+    set_host_loop(Some(Rc::new(host)));
+}
+
+impl HostLoop for NodeLoop {
+    fn watch(&self, reader: Arc<LineReader>) -> bool {
+        // A watch left from before rmcp's task took the pipe back goes: libuv takes one
+        // watch per descriptor.
+        close_where(false, |watch| {
+            watch.reader.is_closed() || Arc::ptr_eq(&watch.reader, &reader)
+        });
+        let fd = reader.fd();
+        let watch = Box::into_raw(Box::new(Watch {
+            handle: [0; 32],
+            reader,
+        }));
+        let handle = watch.cast::<c_void>();
+        // SAFETY: `handle` is zeroed memory big enough for a uv_poll_t that stays put until
+        // its close callback frees it; this is the loop's own thread.
+        let started = unsafe {
+            if (self.uv.poll_init)(self.uv_loop, handle, fd) != 0 {
+                drop(Box::from_raw(watch));
+                return false;
+            }
+            *handle.cast::<*mut Watch>() = watch;
+            let started = (self.uv.poll_start)(handle, UV_READABLE, on_readable) == 0;
+            (self.uv.unref)(handle);
+            started
+        };
+        if !started {
+            // SAFETY: an initialised handle of this loop, closed once.
+            unsafe { (self.uv.close)(handle, on_closed) };
+            return false;
+        }
+        WATCHES.with(|w| w.borrow_mut().push(watch));
+        true
+    }
+}
+
+unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_int) {
+    // SAFETY: `data` was set to the watch, which lives until the handle is closed.
+    let watch = unsafe { &*(*handle.cast::<*mut Watch>()) };
+    let flow = if status < 0 {
+        Flow::Ended
+    } else {
+        // A panic must not cross into libuv: it ends the watch, and rmcp's task reads on.
+        catch_unwind(AssertUnwindSafe(|| watch.reader.read_on_host())).unwrap_or(Flow::Ended)
+    };
+    if let Flow::Backlogged | Flow::Busy | Flow::Ended | Flow::Released = flow {
+        let reader = watch.reader.clone();
+        close_where(true, |w| Arc::ptr_eq(&w.reader, &reader));
+    }
+}
+
+unsafe extern "C" fn on_closed(handle: *mut c_void) {
+    // SAFETY: the watch was leaked for this handle and is freed once, here.
+    drop(unsafe { Box::from_raw(*handle.cast::<*mut Watch>()) });
+}
+
+/// Stops and closes the watches `which` picks; with `release`, their readers go back to
+/// rmcp's task.
+fn close_where(release: bool, which: impl Fn(&Watch) -> bool) {
+    let Some(uv) = uv() else {
+        return;
+    };
+    let closing = WATCHES.with(|w| {
+        let mut watches = w.borrow_mut();
+        // SAFETY: every listed watch is alive: it leaves the list before it is closed.
+        let (closing, open) = watches
+            .drain(..)
+            .partition(|&watch| which(unsafe { &*watch }));
+        *watches = open;
+        closing
+    });
+    for watch in closing as Vec<*mut Watch> {
+        // SAFETY: a live watch whose handle was started on this thread's loop.
+        unsafe {
+            if release && (*watch).reader.host_reads() {
+                (*watch).reader.release();
+            }
+            let handle = watch.cast::<c_void>();
+            (uv.poll_stop)(handle);
+            (uv.close)(handle, on_closed);
+        }
+    }
+}
+
+unsafe extern "C" fn on_teardown(_: *mut c_void) {
+    let _ = catch_unwind(|| {
+        close_where(true, |_| true);
+        set_host_loop(None);
+    });
+}
