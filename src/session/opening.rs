@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use rmcp::model::{
     ClientConfig, ClientJsonRpcMessage, ClientNotification, ClientRequest, DiscoverRequest,
-    DiscoverRequestParams, EmptyResult, ErrorCode, InitializeRequest, InitializedNotification,
-    JsonRpcMessage, ProtocolVersion, RequestId, RequestMetaObject, ServerPeerInfo, ServerRequest,
-    ServerResult,
+    DiscoverRequestParams, EmptyResult, ErrorCode, ErrorData, InitializeRequest,
+    InitializedNotification, JsonRpcMessage, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerPeerInfo, ServerRequest, ServerResult,
 };
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
@@ -49,6 +49,7 @@ struct Progress {
     initialize_answered: bool,
     /// Why initialize was refused, when it was and discover may still answer.
     initialize_refused: Option<String>,
+    discover_retried: bool,
     /// Discover's answer, held while an `initialize` already sent is answered: a server
     /// that accepts both has tied the connection to the 2025 session it opened.
     modern: Option<ServerPeerInfo>,
@@ -65,6 +66,15 @@ impl Progress {
         }
         ids
     }
+}
+
+/// Whether `error` refuses the protocol version while listing 2026-07-28 as supported.
+fn offers_modern(error: &ErrorData) -> bool {
+    let supported = error.data.as_ref().and_then(|data| data.get("supported"));
+    error.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+        && supported
+            .and_then(|s| s.as_array())
+            .is_some_and(|versions| versions.iter().any(|v| v == "2026-07-28"))
 }
 
 fn discover_id() -> RequestId {
@@ -159,6 +169,13 @@ pub async fn open<T: Transport<RoleClient>>(
                     ));
                 }
                 Ok(_) => state.discover_refused = Some(unexpected_response("server/discover")),
+                // The version is refused but listed as supported: asked again, once.
+                Err(error) if offers_modern(&error) && !state.discover_retried => {
+                    state.discover_retried = true;
+                    state.discover_pending = true;
+                    send_discover(transport, client).await?;
+                    continue;
+                }
                 Err(error) => {
                     let modern_refusal = matches!(
                         error.code,
