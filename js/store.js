@@ -5,6 +5,7 @@
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
 import { cancellableCall, runToolCall, withOrigin } from "./call.js"
+import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
 
@@ -359,6 +360,6 @@ class McpStore extends View {
  */
 export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
-  const nativeStore = new native.NativeStore(source, storeOptions(opts))
+  const nativeStore = new native.NativeStore(source, storeOptions(opts), ...bridgeOAuth(opts?.oauth))
   return new McpStore(nativeStore)
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 mod bounded;
 mod call_queue;
 mod live;
+mod oauth;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -93,11 +94,17 @@ pub fn list_mcp_tools<'env>(
     env: &'env Env,
     source: ConfigSource,
     canceller: &Canceller,
+    on_authorize: Option<oauth::JsCall>,
+    token_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
+    let hooks = Hooks {
+        oauth: oauth::hooks(on_authorize, token_store),
+        ..Hooks::default()
+    };
     env.spawn_future(async move {
-        let inventory = inventory::list_inventory(&config, &cancel)
+        let inventory = inventory::list_inventory_with(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
         McpInventoryHandle::new(inventory)
@@ -238,6 +245,8 @@ pub fn load_mcp<'env>(
     wait_for: Option<WaitFor>,
     on_log: Option<OnLog>,
     wake: Wake,
+    on_authorize: Option<oauth::JsCall>,
+    token_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
@@ -245,6 +254,7 @@ pub fn load_mcp<'env>(
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
         logger: on_log
             .map(|f| Arc::new(JsLogger(Bounded::new(f, LOG_BUDGET_KIB))) as Arc<dyn Logger>),
+        oauth: oauth::hooks(on_authorize, token_store),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)

@@ -192,7 +192,16 @@ pub async fn list_inventory(
     config: &McpConfig,
     cancel: &CancellationToken,
 ) -> Result<Inventory, Aborted> {
-    let outcomes = connect_all(config, &Hooks::default(), cancel).await?;
+    list_inventory_with(config, &Hooks::default(), cancel).await
+}
+
+/// `list_inventory` with the host's hooks (only `oauth` matters to a listing).
+pub async fn list_inventory_with(
+    config: &McpConfig,
+    hooks: &Hooks,
+    cancel: &CancellationToken,
+) -> Result<Inventory, Aborted> {
+    let outcomes = connect_all(config, hooks, cancel).await?;
     let mut inventory = Inventory {
         tools: Vec::new(),
         status: Map::new(),

@@ -8,6 +8,7 @@ use napi_derive::napi;
 use serde_json::{Map, Value};
 
 use super::bounded::{Bounded, Callback};
+use super::oauth::{JsCall, hooks as oauth_hooks};
 use super::{CallRequest, CallResult, Canceller, ConfigSource, OnProgress, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
@@ -80,7 +81,12 @@ pub struct NativeStore {
 #[napi]
 impl NativeStore {
     #[napi(catch_unwind, constructor)]
-    pub fn new(source: Option<ConfigSource>, options: Option<NativeStoreOptions>) -> Result<Self> {
+    pub fn new(
+        source: Option<ConfigSource>,
+        options: Option<NativeStoreOptions>,
+        on_authorize: Option<JsCall>,
+        token_store: Option<JsCall>,
+    ) -> Result<Self> {
         let config = match source {
             Some(source) => load_config(source)?,
             None => McpConfig {
@@ -89,7 +95,11 @@ impl NativeStore {
         };
         let options = options.map(StoreOptions::from).unwrap_or_default();
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
-        let store = within_runtime_if_available(|| Store::new(config, Hooks::default(), options));
+        let hooks = Hooks {
+            oauth: oauth_hooks(on_authorize, token_store),
+            ..Hooks::default()
+        };
+        let store = within_runtime_if_available(|| Store::new(config, hooks, options));
         Ok(NativeStore {
             store: Arc::new(store),
             _live: super::live::STORES.count(),

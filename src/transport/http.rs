@@ -22,6 +22,7 @@ use rmcp::transport::streamable_http_client::{
 
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport};
+use crate::auth::{self, OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
 /// The configured headers (expanded when the config was read). Errors name the header,
@@ -42,9 +43,10 @@ fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
 /// A streamable HTTP transport for `spec`; the headers go with every request.
 pub fn streamable(
     spec: &RemoteSpec,
+    (server, oauth): (&str, &OAuthHooks),
     initializes: Arc<watch::Sender<u64>>,
     related: Related,
-) -> Result<StreamableHttpClientTransport<CountingClient>, String> {
+) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, String> {
     install_crypto_provider();
     let headers = headers(spec)?
         .into_iter()
@@ -64,6 +66,7 @@ pub fn streamable(
         initializes,
         related,
     };
+    let client = OAuthClient::new(client, server, &spec.url, spec.oauth.clone(), oauth.clone());
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
@@ -114,6 +117,7 @@ pub fn explain_initialize_error(error: &ClientInitializeError) -> Option<(String
         return Some((format!("initialize failed: {}", error.error), false));
     };
     Some(match http {
+        StreamableHttpError::Auth(error) => (auth::explain(error), false),
         StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
         StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
         StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
@@ -140,6 +144,7 @@ pub fn explain_initialize_error(error: &ClientInitializeError) -> Option<(String
 pub fn explain_send_error(error: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
     match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(e)) => format!("could not be reached: {}", error_chain(e)),
+        Some(StreamableHttpError::Auth(error)) => auth::explain(error),
         Some(http) => http.to_string(),
         None => error.to_string(),
     }
