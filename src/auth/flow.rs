@@ -97,6 +97,7 @@ impl SignIn {
             return Ok(());
         }
         let Some(authorizer) = self.hooks.authorizer.clone() else {
+            self.hooks.set_needs_sign_in(&self.server, true);
             return Err(AuthError::AuthorizationFailed(format!(
                 "needs authorization: sign in with `toolnexus auth {}`, or give opts.oauth.onAuthorize",
                 self.server
@@ -172,6 +173,7 @@ impl SignIn {
         };
         session.handle_callback_url(&redirect).await?;
         *current.lock().await = session.auth_manager;
+        self.hooks.set_needs_sign_in(&self.server, false);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }

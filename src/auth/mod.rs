@@ -13,9 +13,10 @@ mod loopback;
 pub mod store;
 mod tokens;
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pub use client::OAuthClient;
 pub use store::{FileTokenStore, TokenStore};
@@ -36,17 +37,44 @@ pub trait Authorizer: Send + Sync {
 /// fails at once, saying so) and where tokens rest.
 #[derive(Clone)]
 pub struct OAuthHooks {
-    pub authorizer: Option<Arc<dyn Authorizer>>,
-    pub tokens: Arc<dyn TokenStore>,
+    authorizer: Option<Arc<dyn Authorizer>>,
+    tokens: Arc<dyn TokenStore>,
+    /// The servers that asked for a sign-in nobody could give, by name.
+    waiting: Arc<Mutex<HashSet<String>>>,
+}
+
+impl OAuthHooks {
+    pub fn new(authorizer: Option<Arc<dyn Authorizer>>, tokens: Arc<dyn TokenStore>) -> Self {
+        OAuthHooks {
+            authorizer,
+            tokens,
+            waiting: Arc::default(),
+        }
+    }
+
+    /// Whether server `name` last failed for want of a sign-in (its status: `needs_auth`).
+    pub fn needs_sign_in(&self, name: &str) -> bool {
+        lock(&self.waiting).contains(name)
+    }
+
+    fn set_needs_sign_in(&self, name: &str, needs: bool) {
+        let mut waiting = lock(&self.waiting);
+        if needs {
+            waiting.insert(name.to_owned());
+        } else {
+            waiting.remove(name);
+        }
+    }
 }
 
 impl Default for OAuthHooks {
     fn default() -> Self {
-        OAuthHooks {
-            authorizer: None,
-            tokens: Arc::new(FileTokenStore::new()),
-        }
+        OAuthHooks::new(None, Arc::new(FileTokenStore::new()))
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Forgets what is stored for the server at `url`.

@@ -17,13 +17,13 @@ pub type JsCall = ThreadsafeFunction<String, Promise<String>, String, Status, fa
 
 /// The hooks for `opts.oauth`: the host's store, else the file store.
 pub fn hooks(authorize: Option<JsCall>, tokens: Option<JsCall>) -> OAuthHooks {
-    OAuthHooks {
-        authorizer: authorize.map(|f| Arc::new(JsAuthorizer(Arc::new(f))) as Arc<dyn Authorizer>),
-        tokens: match tokens {
+    OAuthHooks::new(
+        authorize.map(|f| Arc::new(JsAuthorizer(Arc::new(f))) as Arc<dyn Authorizer>),
+        match tokens {
             Some(f) => Arc::new(JsTokenStore(Arc::new(f))),
             None => Arc::new(FileTokenStore::new()),
         },
-    }
+    )
 }
 
 /// Calls `f` with `arg`; the answer's `value` (a string or null), or its `error`.
