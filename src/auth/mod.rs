@@ -77,11 +77,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Forgets what is stored for the server at `url`.
-pub async fn forget(tokens: &dyn TokenStore, url: &str) -> Result<(), String> {
-    tokens.delete(url).await
-}
-
 /// What a failed sign-in says, for a person.
 pub fn explain(error: &AuthError) -> String {
     match error {

@@ -9,8 +9,10 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use serde_json::{Value, json};
 
+use super::{ConfigSource, load_config};
 use crate::auth::store::StoreFuture;
 use crate::auth::{Authorizer, FileTokenStore, OAuthHooks, TokenStore};
+use crate::config::{ServerState, TransportSpec};
 
 /// A JS function of one string that resolves a JSON answer: `{ value }` or `{ error }`.
 pub type JsCall = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
@@ -84,4 +86,36 @@ impl TokenStore for JsTokenStore {
         let done = self.op("delete", key, None);
         Box::pin(async move { done.await.map(drop) })
     }
+}
+
+/// Forgets the tokens the default store keeps for remote server `server` of the config,
+/// as `toolnexus auth --logout` does. Resolves false when the config has no such remote
+/// server.
+#[napi_derive::napi(catch_unwind, js_name = "forgetSignIn")]
+pub fn forget_sign_in<'env>(
+    env: &'env Env,
+    source: ConfigSource,
+    server: String,
+) -> Result<PromiseRaw<'env, bool>> {
+    let config = load_config(source)?;
+    let url = config
+        .servers
+        .into_iter()
+        .find_map(|entry| match entry.state {
+            ServerState::Enabled(spec) if entry.name == server => match spec.transport {
+                TransportSpec::Remote(remote) => Some(remote.url),
+                TransportSpec::Local(_) => None,
+            },
+            _ => None,
+        });
+    env.spawn_future(async move {
+        let Some(url) = url else {
+            return Ok(false);
+        };
+        FileTokenStore::new()
+            .delete(&url)
+            .await
+            .map_err(Error::from_reason)?;
+        Ok(true)
+    })
 }
