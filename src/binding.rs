@@ -238,6 +238,10 @@ impl Logger for JsLogger {
 }
 
 #[napi(catch_unwind, js_name = "loadMcp")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one argument of the JS call; napi has no cheaper way to pass callbacks"
+)]
 pub fn load_mcp<'env>(
     env: &'env Env,
     source: ConfigSource,
