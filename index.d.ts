@@ -283,6 +283,12 @@ export interface OAuthClientConfig {
   callbackPort?: number
   /** The HTTPS URL of this client's metadata document, used as its client id where supported. */
   clientMetadataUrl?: string
+  /**
+   * `"client_credentials"`: the client signs in as itself with `clientId` and
+   * `clientSecret`, asking no person (headless agents).
+   * @default "authorization_code"
+   */
+  grantType?: "authorization_code" | "client_credentials"
 }
 
 /**

@@ -222,6 +222,37 @@ describe("signing in", () => {
   })
 })
 
+describe("headless agents", () => {
+  test("the client-credentials grant: no person, no browser, a new token when the old one expires", T, async (t) => {
+    const server = await oauthServer(t, { confidential: true })
+    const registered = await fetch(`${server.base}/register`, { method: "POST", body: "{}" }).then((r) => r.json())
+    const entry = {
+      agent: {
+        url: server.url,
+        oauth: {
+          grantType: "client_credentials",
+          clientId: registered.client_id,
+          clientSecret: registered.client_secret,
+        },
+      },
+    } as const
+    const tokenStore = memoryStore()
+    const first = await listMcpTools(entry, { oauth: { tokenStore } })
+    assert.deepEqual(first.status, { agent: "connected" })
+    server.expireAccessTokens()
+    const second = await listMcpTools(entry, { oauth: { tokenStore } })
+    assert.deepEqual(second.status, { agent: "connected" })
+    assert.deepEqual(
+      server.log.token.map((x) => [x.grant, x.resource]),
+      [
+        ["client_credentials", server.url],
+        ["client_credentials", server.url],
+      ],
+    )
+    assert.equal(server.log.authorize.length, 0)
+  })
+})
+
 describe("tokens at rest", () => {
   test("the default store: a 0600 file under XDG_CONFIG_HOME, used by the next process", T, async (t) => {
     const server = await oauthServer(t)

@@ -7,8 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, OAuthClientConfig,
-    WWWAuthenticateParams,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    ClientCredentialsConfig, OAuthClientConfig, WWWAuthenticateParams,
 };
 use tokio::sync::Mutex;
 
@@ -70,8 +70,13 @@ impl SignIn {
         }
         let mut manager = self.manager().await?;
         let record = self.store.record().await?;
-        if let (Some(metadata), Some(config)) = (record.metadata.clone(), client_config(&record)) {
-            manager.set_metadata(metadata);
+        let Some(metadata) = record.metadata.clone() else {
+            return Ok(manager);
+        };
+        manager.set_metadata(metadata);
+        if let Some(config) = self.client_credentials() {
+            manager.configure_client_credentials(&config)?;
+        } else if let Some(config) = client_config(&record) {
             manager.configure_client(config)?;
         }
         Ok(manager)
@@ -95,6 +100,9 @@ impl SignIn {
         let spec = self.spec.clone().unwrap_or_default();
         if self.generation() != seen {
             return Ok(());
+        }
+        if let Some(config) = self.client_credentials() {
+            return self.as_client(config, challenge, current).await;
         }
         let Some(authorizer) = self.hooks.authorizer.clone() else {
             self.hooks.set_needs_sign_in(&self.server, true);
@@ -174,6 +182,47 @@ impl SignIn {
         session.handle_callback_url(&redirect).await?;
         *current.lock().await = session.auth_manager;
         self.hooks.set_needs_sign_in(&self.server, false);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// The client-credentials grant the config asks for, if it does.
+    fn client_credentials(&self) -> Option<ClientCredentialsConfig> {
+        let spec = self.spec.as_ref().filter(|spec| spec.client_credentials)?;
+        Some(ClientCredentialsConfig::ClientSecret {
+            client_id: spec.client_id.clone()?,
+            client_secret: spec.client_secret.clone()?,
+            scopes: spec.scopes.clone(),
+            resource: Some(self.url.clone()),
+        })
+    }
+
+    /// Signs in as the client itself: discovery, then the client-credentials grant.
+    async fn as_client(
+        &self,
+        config: ClientCredentialsConfig,
+        challenge: Challenge,
+        current: &Mutex<AuthorizationManager>,
+    ) -> Result<(), AuthError> {
+        let mut manager = self.manager().await?;
+        let metadata = manager
+            .resolve_metadata_from_challenge(challenge.header.as_deref())
+            .await?
+            .metadata;
+        manager.set_metadata(metadata.clone());
+        manager.validate_client_credentials_metadata(&config)?;
+        manager.configure_client_credentials(&config)?;
+        self.store
+            .update(|record| {
+                *record = Record {
+                    issuer: metadata.issuer.clone(),
+                    metadata: Some(metadata),
+                    ..Record::default()
+                }
+            })
+            .await?;
+        manager.exchange_client_credentials(&config).await?;
+        *current.lock().await = manager;
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
     }

@@ -19,6 +19,9 @@ pub struct OAuthSpec {
     pub callback_port: Option<u16>,
     /// The HTTPS URL of this client's metadata document.
     pub client_metadata_url: Option<String>,
+    /// `"grantType": "client_credentials"`: the client signs in as itself, with its
+    /// secret, and no person is asked (the OAuth client-credentials extension).
+    pub client_credentials: bool,
 }
 
 /// `None` for `"oauth": false`.
@@ -76,15 +79,28 @@ pub fn oauth_spec(
             ));
         }
     };
+    let client_credentials = match text("grantType")?.as_deref() {
+        None | Some("authorization_code") => false,
+        Some("client_credentials") => true,
+        Some(other) => {
+            return Err(format!(
+                "\"oauth.grantType\" must be \"authorization_code\" or \"client_credentials\", got \"{other}\""
+            ));
+        }
+    };
     let spec = OAuthSpec {
         client_id: text("clientId")?,
         client_secret: text("clientSecret")?,
         scopes,
         callback_port,
         client_metadata_url: text("clientMetadataUrl")?,
+        client_credentials,
     };
     if spec.client_secret.is_some() && spec.client_id.is_none() {
         return Err("\"oauth.clientSecret\" needs \"oauth.clientId\"".into());
+    }
+    if client_credentials && spec.client_secret.is_none() {
+        return Err("\"oauth.grantType\": \"client_credentials\" needs \"oauth.clientId\" and \"oauth.clientSecret\"".into());
     }
     Ok(Some(spec))
 }

@@ -245,7 +245,11 @@ pub enum OAuth {
 
 /// The client to sign in with; strings expand `${VAR}` and `${VAR:-default}`.
 #[derive(JsonSchema)]
-#[schemars(extend("dependentRequired" = { "clientSecret": ["clientId"] }))]
+#[schemars(extend(
+    "dependentRequired" = { "clientSecret": ["clientId"] },
+    "if" = { "required": ["grantType"], "properties": { "grantType": { "const": "client_credentials" } } },
+    "then" = { "required": ["clientId", "clientSecret"] }
+))]
 pub struct OAuthClient {
     /// A client registered with the authorization server beforehand. Default: a Client
     /// ID Metadata Document when `clientMetadataUrl` is set and the server supports it,
@@ -265,6 +269,19 @@ pub struct OAuthClient {
     /// The HTTPS URL of this client's metadata document, used as its client id.
     #[serde(rename = "clientMetadataUrl")]
     pub client_metadata_url: Option<String>,
+    /// `"client_credentials"`: the client signs in as itself with `clientId` and
+    /// `clientSecret`, asking no person (for headless agents). Default
+    /// `"authorization_code"`: a person signs in in a browser.
+    #[serde(rename = "grantType")]
+    pub grant_type: Option<GrantType>,
+}
+
+#[derive(JsonSchema)]
+pub enum GrantType {
+    #[serde(rename = "authorization_code")]
+    AuthorizationCode,
+    #[serde(rename = "client_credentials")]
+    ClientCredentials,
 }
 
 #[derive(JsonSchema)]
