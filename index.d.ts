@@ -289,6 +289,11 @@ export interface OAuthClientConfig {
    * @default "authorization_code"
    */
   grantType?: "authorization_code" | "client_credentials"
+  /**
+   * With `grantType: "client_credentials"`, instead of `clientSecret`: a PEM PKCS#8 private
+   * key (P-256 or RSA) that signs a `private_key_jwt` assertion (ES256 or RS256). Never printed.
+   */
+  privateKey?: string
 }
 
 /**

@@ -4,6 +4,7 @@
 // loopback listener, stored tokens, refresh, revocation, step-up, a wrong `iss`, a
 // `resource` that is another server's, and no secret in anything toolnexus shows.
 import assert from "node:assert/strict"
+import { generateKeyPairSync } from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
@@ -251,6 +252,46 @@ describe("headless agents", () => {
     )
     assert.equal(server.log.authorize.length, 0)
   })
+})
+
+describe("headless agents, private_key_jwt", () => {
+  for (const type of ["ec", "rsa"] as const) {
+    test(`a ${type === "ec" ? "P-256" : "RSA"} key signs the assertion; the key shows nowhere`, T, async (t) => {
+      const server = await oauthServer(t, { confidential: true })
+      const { privateKey, publicKey } =
+        type === "ec"
+          ? generateKeyPairSync("ec", { namedCurve: "P-256" })
+          : generateKeyPairSync("rsa", { modulusLength: 2048 })
+      const pem = privateKey.export({ type: "pkcs8", format: "pem" }).toString()
+      const registered = await fetch(`${server.base}/register`, {
+        method: "POST",
+        body: JSON.stringify({ public_key_pem: publicKey.export({ type: "spki", format: "pem" }) }),
+      }).then((r) => r.json())
+      const entry = {
+        agent: {
+          url: server.url,
+          oauth: { grantType: "client_credentials", clientId: registered.client_id, privateKey: pem },
+        },
+      } as const
+      const inv = await listMcpTools(entry, { oauth: { tokenStore: memoryStore() } })
+      assert.deepEqual(inv.status, { agent: "connected" })
+      assert.deepEqual(
+        server.log.token.map((x) => [x.grant, x.resource]),
+        [["client_credentials", server.url]],
+      )
+      // A key the server does not know: refused, and the reason holds no key material.
+      const other = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({
+        type: "pkcs8",
+        format: "pem",
+      })
+      const bad = { agent: { ...entry.agent, oauth: { ...entry.agent.oauth, privateKey: other.toString() } } }
+      const refused = await listMcpTools(bad, { oauth: { tokenStore: memoryStore() } })
+      const report = (refused as unknown as { servers: Record<string, { error?: string }> }).servers.agent
+      assert.deepEqual(refused.status, { agent: "failed" })
+      assert.match(report?.error ?? "", /could not sign in/)
+      assert.ok(!(report?.error ?? "").includes("PRIVATE KEY"))
+    })
+  }
 })
 
 describe("tokens at rest", () => {

@@ -40,7 +40,11 @@ impl Redactor {
                     .iter()
                     // Expanded already, when the config was read.
                     .flat_map(|(_, value)| with_credentials(value.clone()))
-                    .chain(remote.oauth.iter().filter_map(|o| o.client_secret.clone())),
+                    .chain(remote.oauth.iter().flat_map(|o| {
+                        [o.client_secret.clone(), o.private_key.clone()]
+                            .into_iter()
+                            .flatten()
+                    })),
             ),
         }
     }

@@ -20,7 +20,7 @@ use sse_stream::Sse;
 use tokio::sync::OnceCell;
 
 use super::OAuthHooks;
-use super::flow::{Challenge, SignIn};
+use super::flow::{Challenge, Outcome, SignIn};
 use crate::config::OAuthSpec;
 
 /// Sign-ins one request may cause: a first one and a step-up or two.
@@ -87,13 +87,14 @@ where
         let mut sign_ins = 0;
         loop {
             let seen = self.sign_in.generation();
-            let challenge = match call(authed).await {
+            let refused = call(authed).await;
+            let challenge = match &refused {
                 Err(StreamableHttpError::AuthRequired(refusal)) => Challenge {
-                    header: Some(refusal.www_authenticate_header),
+                    header: Some(refusal.www_authenticate_header.clone()),
                     step_up: false,
                 },
                 Err(StreamableHttpError::InsufficientScope(refusal)) => Challenge {
-                    header: Some(refusal.www_authenticate_header),
+                    header: Some(refusal.www_authenticate_header.clone()),
                     step_up: true,
                 },
                 // A refresh that failed for another reason than a rejected token (the
@@ -102,7 +103,7 @@ where
                     header: None,
                     step_up: false,
                 },
-                other => return other,
+                _ => return refused,
             };
             if sign_ins == MAX_SIGN_INS {
                 return Err(AuthError::AuthorizationFailed(format!(
@@ -111,9 +112,13 @@ where
                 .into());
             }
             sign_ins += 1;
-            self.sign_in
+            let outcome = self
+                .sign_in
                 .run(seen, challenge, &authed.auth_manager)
                 .await?;
+            if let Outcome::NoOAuth = outcome {
+                return refused;
+            }
         }
     }
 }

@@ -7,12 +7,13 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    ClientCredentialsConfig, OAuthClientConfig, WWWAuthenticateParams,
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, OAuthClientConfig, WWWAuthenticateParams,
 };
 use tokio::sync::Mutex;
 
 use super::OAuthHooks;
+use super::keyed;
 use super::loopback::Loopback;
 use super::store::Record;
 use super::tokens::RecordStore;
@@ -20,6 +21,14 @@ use crate::config::OAuthSpec;
 
 /// The client name a dynamic registration gives.
 const CLIENT_NAME: &str = "toolnexus";
+
+/// What a sign-in came to.
+pub enum Outcome {
+    /// New tokens (this request's sign-in, or another's): send the request again.
+    SignedIn,
+    /// The server publishes no OAuth metadata: pass its refusal on as it is.
+    NoOAuth,
+}
 
 /// Why a request was refused.
 pub struct Challenge {
@@ -74,8 +83,8 @@ impl SignIn {
             return Ok(manager);
         };
         manager.set_metadata(metadata);
-        if let Some(config) = self.client_credentials() {
-            manager.configure_client_credentials(&config)?;
+        if let Some(headless) = self.client_credentials() {
+            headless.configure(&mut manager, &self.url)?;
         } else if let Some(config) = client_config(&record) {
             manager.configure_client(config)?;
         }
@@ -95,14 +104,26 @@ impl SignIn {
         seen: u64,
         challenge: Challenge,
         current: &Mutex<AuthorizationManager>,
-    ) -> Result<(), AuthError> {
+    ) -> Result<Outcome, AuthError> {
         let _one_at_a_time = self.running.lock().await;
         let spec = self.spec.clone().unwrap_or_default();
         if self.generation() != seen {
-            return Ok(());
+            return Ok(Outcome::SignedIn);
         }
-        if let Some(config) = self.client_credentials() {
-            return self.as_client(config, challenge, current).await;
+        let mut manager = self.manager().await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge.header.as_deref())
+            .await?;
+        if !resolution.source.is_discovered() {
+            // No protected resource or authorization server metadata: the refusal is
+            // about the request's own credentials (its "headers"), not a sign-in.
+            return Ok(Outcome::NoOAuth);
+        }
+        let metadata = resolution.metadata;
+        manager.set_metadata(metadata.clone());
+        if let Some(headless) = self.client_credentials() {
+            self.as_client(headless, manager, metadata, current).await?;
+            return Ok(Outcome::SignedIn);
         }
         let Some(authorizer) = self.hooks.authorizer.clone() else {
             self.hooks.set_needs_sign_in(&self.server, true);
@@ -111,13 +132,6 @@ impl SignIn {
                 self.server
             )));
         };
-        let manager = self.manager().await?;
-        let resolution = manager
-            .resolve_metadata_from_challenge(challenge.header.as_deref())
-            .await?;
-        let mut manager = manager;
-        let metadata = resolution.metadata;
-        manager.set_metadata(metadata.clone());
         let mut record = self.store.record().await?;
         if record.issuer != metadata.issuer {
             // Another authorization server: nothing of the old one's applies.
@@ -183,45 +197,58 @@ impl SignIn {
         *current.lock().await = session.auth_manager;
         self.hooks.set_needs_sign_in(&self.server, false);
         self.generation.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+        Ok(Outcome::SignedIn)
     }
 
     /// The client-credentials grant the config asks for, if it does.
-    fn client_credentials(&self) -> Option<ClientCredentialsConfig> {
+    fn client_credentials(&self) -> Option<Headless> {
         let spec = self.spec.as_ref().filter(|spec| spec.client_credentials)?;
-        Some(ClientCredentialsConfig::ClientSecret {
-            client_id: spec.client_id.clone()?,
-            client_secret: spec.client_secret.clone()?,
-            scopes: spec.scopes.clone(),
-            resource: Some(self.url.clone()),
+        let client_id = spec.client_id.clone()?;
+        Some(match (&spec.client_secret, &spec.private_key) {
+            (_, Some(pem)) => Headless::Key {
+                client_id,
+                pem: pem.clone(),
+                scopes: spec.scopes.clone(),
+            },
+            (secret, None) => Headless::Secret(ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret: secret.clone()?,
+                scopes: spec.scopes.clone(),
+                resource: Some(self.url.clone()),
+            }),
         })
     }
 
-    /// Signs in as the client itself: discovery, then the client-credentials grant.
+    /// Signs in as the client itself, with the client-credentials grant, to the
+    /// authorization server `manager` has the metadata of.
     async fn as_client(
         &self,
-        config: ClientCredentialsConfig,
-        challenge: Challenge,
+        headless: Headless,
+        mut manager: AuthorizationManager,
+        metadata: AuthorizationMetadata,
         current: &Mutex<AuthorizationManager>,
     ) -> Result<(), AuthError> {
-        let mut manager = self.manager().await?;
-        let metadata = manager
-            .resolve_metadata_from_challenge(challenge.header.as_deref())
-            .await?
-            .metadata;
-        manager.set_metadata(metadata.clone());
-        manager.validate_client_credentials_metadata(&config)?;
-        manager.configure_client_credentials(&config)?;
         self.store
             .update(|record| {
                 *record = Record {
                     issuer: metadata.issuer.clone(),
-                    metadata: Some(metadata),
+                    metadata: Some(metadata.clone()),
                     ..Record::default()
                 }
             })
             .await?;
-        manager.exchange_client_credentials(&config).await?;
+        headless.configure(&mut manager, &self.url)?;
+        match &headless {
+            Headless::Secret(config) => {
+                manager.validate_client_credentials_metadata(config)?;
+                manager.exchange_client_credentials(config).await?;
+            }
+            Headless::Key {
+                client_id,
+                pem,
+                scopes,
+            } => keyed::exchange(&metadata, client_id, pem, scopes, &self.url, &self.store).await?,
+        }
         *current.lock().await = manager;
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(())
@@ -291,6 +318,32 @@ async fn listener(spec: &OAuthSpec, record: &Record) -> Result<(Loopback, bool),
             Ok((loopback, false))
         }
         Err(reason) => Err(AuthError::AuthorizationFailed(reason)),
+    }
+}
+
+/// A client that signs in as itself (the client-credentials extension).
+enum Headless {
+    /// With its secret: rmcp makes the token request.
+    Secret(ClientCredentialsConfig),
+    /// With a `private_key_jwt` assertion: `keyed` makes it.
+    Key {
+        client_id: String,
+        pem: String,
+        scopes: Vec<String>,
+    },
+}
+
+impl Headless {
+    /// Configures `manager` for this client. A keyed client is configured as a public
+    /// one, never used to ask for tokens: only so that rmcp, finding its token expired
+    /// and no refresh token, sends the request without one, and the 401 signs in again.
+    fn configure(&self, manager: &mut AuthorizationManager, url: &str) -> Result<(), AuthError> {
+        match self {
+            Headless::Secret(config) => manager.configure_client_credentials(config),
+            Headless::Key { client_id, .. } => {
+                manager.configure_client(OAuthClientConfig::new(client_id, url))
+            }
+        }
     }
 }
 

@@ -7,8 +7,10 @@
 //! ask or a loopback listener (`loopback`), tokens at rest (`store`, `tokens`), and a
 //! `StreamableHttpClient` that signs in when a server asks and retries (`client`).
 
+mod assertion;
 mod client;
 mod flow;
+mod keyed;
 mod loopback;
 pub mod store;
 mod tokens;

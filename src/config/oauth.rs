@@ -22,6 +22,9 @@ pub struct OAuthSpec {
     /// `"grantType": "client_credentials"`: the client signs in as itself, with its
     /// secret, and no person is asked (the OAuth client-credentials extension).
     pub client_credentials: bool,
+    /// For `client_credentials`: a PEM PKCS#8 private key (P-256 or RSA) that signs a
+    /// `private_key_jwt` assertion, instead of `client_secret`.
+    pub private_key: Option<String>,
 }
 
 /// `None` for `"oauth": false`.
@@ -95,12 +98,15 @@ pub fn oauth_spec(
         callback_port,
         client_metadata_url: text("clientMetadataUrl")?,
         client_credentials,
+        private_key: text("privateKey")?,
     };
     if spec.client_secret.is_some() && spec.client_id.is_none() {
         return Err("\"oauth.clientSecret\" needs \"oauth.clientId\"".into());
     }
-    if client_credentials && spec.client_secret.is_none() {
-        return Err("\"oauth.grantType\": \"client_credentials\" needs \"oauth.clientId\" and \"oauth.clientSecret\"".into());
+    if client_credentials
+        && (spec.client_id.is_none() || spec.client_secret.is_none() == spec.private_key.is_none())
+    {
+        return Err("\"oauth.grantType\": \"client_credentials\" needs \"oauth.clientId\" and either \"oauth.clientSecret\" or \"oauth.privateKey\"".into());
     }
     Ok(Some(spec))
 }

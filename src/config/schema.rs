@@ -248,7 +248,10 @@ pub enum OAuth {
 #[schemars(extend(
     "dependentRequired" = { "clientSecret": ["clientId"] },
     "if" = { "required": ["grantType"], "properties": { "grantType": { "const": "client_credentials" } } },
-    "then" = { "required": ["clientId", "clientSecret"] }
+    "then" = {
+        "required": ["clientId"],
+        "oneOf": [{ "required": ["clientSecret"] }, { "required": ["privateKey"] }]
+    }
 ))]
 pub struct OAuthClient {
     /// A client registered with the authorization server beforehand. Default: a Client
@@ -274,6 +277,10 @@ pub struct OAuthClient {
     /// `"authorization_code"`: a person signs in in a browser.
     #[serde(rename = "grantType")]
     pub grant_type: Option<GrantType>,
+    /// With `"grantType": "client_credentials"`, instead of `clientSecret`: a PEM PKCS#8
+    /// private key (P-256 or RSA) that signs a `private_key_jwt` assertion. Never printed.
+    #[serde(rename = "privateKey")]
+    pub private_key: Option<String>,
 }
 
 #[derive(JsonSchema)]
