@@ -155,8 +155,9 @@ pub struct RemoteSpec {
     pub url: String,
     /// Expanded when the config was read.
     pub headers: Vec<(String, String)>,
-    /// How to sign in when the server asks; `None` for `"oauth": false`.
-    pub oauth: Option<OAuthSpec>,
+    /// How to sign in when the server asks; `None` for `"oauth": false`. Boxed: most
+    /// entries are local, and the spec is many strings.
+    pub oauth: Option<Box<OAuthSpec>>,
 }
 
 /// The `tools` map of an entry, used by `loadMcp` only.
@@ -336,7 +337,7 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
         Ok(TransportSpec::Remote(RemoteSpec {
             url,
             headers: expanded_map(obj, context, "headers")?,
-            oauth: oauth::oauth_spec(obj, context)?,
+            oauth: oauth::oauth_spec(obj, context)?.map(Box::new),
         }))
     } else {
         local_spec(obj, context).map(TransportSpec::Local)

@@ -269,11 +269,11 @@ mod tests {
                 ("Authorization".into(), "Bearer token-in-header-9".into()),
                 ("X-Api-Key".into(), "plain-api-key".into()),
             ],
-            oauth: Some(crate::config::OAuthSpec {
+            oauth: Some(Box::new(crate::config::OAuthSpec {
                 client_id: Some("public-client-id".into()),
                 client_secret: Some("oauth-client-secret-7".into()),
                 ..Default::default()
-            }),
+            })),
         });
         let r = Redactor::for_transport(&remote);
         assert_eq!(

@@ -66,7 +66,8 @@ pub fn streamable(
         initializes,
         related,
     };
-    let client = OAuthClient::new(client, server, &spec.url, spec.oauth.clone(), oauth.clone());
+    let sign_in = spec.oauth.as_deref().cloned();
+    let client = OAuthClient::new(client, server, &spec.url, sign_in, oauth.clone());
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
