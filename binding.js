@@ -773,7 +773,7 @@ if (
   }
 }
 
-const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, answerToElicitResult, elicitationToRequest, expandEnv, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, sanitize } = nativeBinding
+const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, sanitize } = nativeBinding
 export { Canceller }
 export { McpInventoryHandle }
 export { McpSourceHandle }
@@ -781,6 +781,7 @@ export { NativeStore }
 export { answerToElicitResult }
 export { elicitationToRequest }
 export { expandEnv }
+export { forgetSignIn }
 export { killAllServers }
 export { listMcpTools }
 export { liveHandles }

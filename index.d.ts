@@ -258,12 +258,68 @@ export interface RemoteServer extends ServerCommon {
   url: string
   /** Sent with every request; `${VAR}` in a value expands from the environment. Never printed. */
   headers?: Record<string, string>
+  /**
+   * Signing in when the server asks (the MCP authorization spec): `false` never does; an
+   * object names the client. Default: sign in when asked, with a client registered
+   * dynamically (or through `clientMetadataUrl` where the server supports it).
+   */
+  oauth?: false | OAuthClientConfig
   /** Absent on a remote server; declared so `config.command` reads on any {@link ServerConfig} without narrowing. */
   command?: undefined
   args?: undefined
 }
 
 export type ServerConfig = LocalServer | RemoteServer
+
+/** The client a remote server is signed in to with. Strings expand `${VAR}`. */
+export interface OAuthClientConfig {
+  /** A client registered with the authorization server beforehand. */
+  clientId?: string
+  /** The secret of `clientId`, for a confidential client. Never printed. */
+  clientSecret?: string
+  /** Scopes to ask for instead of those the server suggests. */
+  scopes?: string[]
+  /** The port of the loopback listener (on 127.0.0.1) that receives the redirect. Default: a free one. */
+  callbackPort?: number
+  /** The HTTPS URL of this client's metadata document, used as its client id where supported. */
+  clientMetadataUrl?: string
+  /**
+   * `"client_credentials"`: the client signs in as itself with `clientId` and
+   * `clientSecret`, asking no person (headless agents).
+   * @default "authorization_code"
+   */
+  grantType?: "authorization_code" | "client_credentials"
+  /**
+   * With `grantType: "client_credentials"`, instead of `clientSecret`: a PEM PKCS#8 private
+   * key (P-256 or RSA) that signs a `private_key_jwt` assertion (ES256 or RS256). Never printed.
+   */
+  privateKey?: string
+}
+
+/**
+ * Where OAuth tokens rest, as opaque strings by key (one key per server URL). Each
+ * method may return a value or a promise. Default: a file per server under
+ * `$XDG_CONFIG_HOME/toolnexus/oauth/` (or `~/.config/toolnexus/oauth/`), mode 0600.
+ */
+export interface TokenStore {
+  get(key: string): string | undefined | null | Promise<string | undefined | null>
+  set(key: string, value: string): void | Promise<void>
+  delete(key: string): void | Promise<void>
+}
+
+/** Signing in to servers that ask for it. */
+export interface OAuthOptions {
+  /**
+   * Shows or opens `url`, the authorization URL, for a person. Resolve with the URL the
+   * browser was redirected to (it carries `code`, `state` and `iss`), or with nothing when
+   * the browser reaches toolnexus's own loopback listener, which then takes the redirect.
+   * Without it, a server that needs a sign-in and has no usable stored token fails at
+   * once, saying so (`toolnexus auth <name>` signs in from a terminal).
+   */
+  onAuthorize?: (url: URL) => Promise<string | URL | void>
+  /** Where tokens rest. Default: the user's config directory. */
+  tokenStore?: TokenStore
+}
 
 /** Server name to entry: the map `parseMcpConfig` returns, unwrapped from `mcpServers`, `servers` or `mcp`. */
 export type McpConfig = Record<string, ServerConfig>
@@ -291,6 +347,8 @@ export function loadMcp(
      * `warning` and above print one stderr line naming the server; lower levels are dropped.
      */
     onLog?: (server: string, level: string, data: unknown) => void
+    /** Signing in to servers that ask for it. */
+    oauth?: OAuthOptions
   },
 ): Promise<McpSource>
 
@@ -300,6 +358,8 @@ export function listMcpTools(
   opts?: {
     /** Bounds the whole listing: when it fires, the promise rejects with its reason. */
     signal?: AbortSignal
+    /** Signing in to servers that ask for it. */
+    oauth?: OAuthOptions
   },
 ): Promise<McpInventory>
 
@@ -364,6 +424,8 @@ export function answerToElicitResult(answer: Answer): {
 
 /** Options of {@link createMcpStore}. Times are finite milliseconds, capped at one year. */
 export interface McpStoreOptions {
+  /** Signing in to servers that ask for it. */
+  oauth?: OAuthOptions
   /**
    * The longest `listToolsAsync()` waits for one local (stdio) server still `initializing`.
    * @default 5000
@@ -407,7 +469,7 @@ export interface StoreToolInfo {
 }
 
 /** Lifecycle state of one service in a store. */
-export type StoreServerState = "initializing" | "connected" | "reconnecting" | "failed" | "disabled"
+export type StoreServerState = "initializing" | "connected" | "reconnecting" | "failed" | "needs_auth" | "disabled"
 
 /** What {@link McpStoreView.status} reports for one service. */
 export interface StoreServerStatus {

@@ -4,6 +4,7 @@
 import * as native from "./binding.js"
 
 import { callQueue, runToolCall, withOrigin } from "./js/call.js"
+import { bridgeOAuth } from "./js/oauth.js"
 import { safeLine } from "./js/terminal.js"
 
 export { defineTool } from "./js/define-tool.js"
@@ -41,7 +42,10 @@ export function parseMcpConfig(input) {
 }
 
 export async function listMcpTools(input, opts) {
-  const handle = await withSignal(opts?.signal, (canceller) => native.listMcpTools(configSource(input), canceller))
+  const oauth = bridgeOAuth(opts?.oauth)
+  const handle = await withSignal(opts?.signal, (canceller) =>
+    native.listMcpTools(configSource(input), canceller, ...oauth),
+  )
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
   report(failures)
   for (const [server, list] of Object.entries(tools)) {
@@ -59,7 +63,7 @@ export async function loadMcp(input, opts) {
   const onLog = bridgeOnLog(opts?.onLog)
   const calls = callQueue()
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor, onLog, calls.wake),
+    native.loadMcp(configSource(input), canceller, waitFor, onLog, calls.wake, ...bridgeOAuth(opts?.oauth)),
   )
   calls.attach(handle)
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())

@@ -16,12 +16,6 @@ const SUITE = path.join(ROOT, "node_modules/@modelcontextprotocol/conformance/di
 const DRIVER = path.join(ROOT, "__test__/conformance/driver.mjs")
 const REVISIONS = ["2025-11-25", "2026-07-28"]
 
-/** Why a scenario is expected to fail today, or undefined when it must pass. */
-function pending(scenario: string): string | undefined {
-  if (scenario.startsWith("auth/")) return "OAuth is not implemented yet (issue 12)"
-  return undefined
-}
-
 /** The client scenarios the suite lists, each with the revisions it applies to. */
 async function clientScenarios(): Promise<Array<{ name: string; revisions: string[] }>> {
   const { stdout } = await run(NODE22, [SUITE, "list", "--client"])
@@ -45,7 +39,7 @@ describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
 
   for (const revision of REVISIONS) {
     for (const { name } of scenarios.filter((s) => s.revisions.includes(revision))) {
-      it(`${name} at ${revision}`, { todo: pending(name), timeout: 120_000 }, async (t) => {
+      it(`${name} at ${revision}`, { timeout: 120_000 }, async (t) => {
         const cwd = tempDir(t) // for anything the suite writes
         const args = [SUITE, "client", "--command", `${process.execPath} ${DRIVER}`]
         const result = await run(NODE22, [...args, "--scenario", name, "--spec-version", revision], {

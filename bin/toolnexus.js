@@ -1,19 +1,22 @@
 #!/usr/bin/env node
 // The toolnexus CLI: `list` (which servers of an mcp.json come up, how, and with what
-// tools), `call` (try one tool of one server) and `schema` (the mcp.json JSON Schema).
+// tools), `call` (try one tool of one server), `auth` (sign in to a server that asks for
+// OAuth, or out) and `schema` (the mcp.json JSON Schema).
 // Exit codes: 0 all good, 1 a server failed or a tool answered an error, 2 a usage or
 // config error. Everything printed passes through js/terminal.js.
 import { parseArgs } from "node:util"
 
+import { authCommand } from "../js/cli/auth.js"
 import { callCommand } from "../js/cli/call.js"
 import { listCommand } from "../js/cli/list.js"
 import { schemaCommand } from "../js/cli/schema.js"
 import { safeLine } from "../js/terminal.js"
 
-const COMMANDS = { list: listCommand, call: callCommand, schema: schemaCommand }
+const COMMANDS = { list: listCommand, call: callCommand, auth: authCommand, schema: schemaCommand }
 
 const USAGE = `usage: toolnexus list [mcp.json] [--json]
        toolnexus call <server> <tool> [json-arguments] [--config mcp.json] [--timeout ms] [--json]
+       toolnexus auth <server> [mcp.json] [--logout]
        toolnexus schema
 Run "toolnexus <command> --help" for what each does.`
 

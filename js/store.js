@@ -5,6 +5,7 @@
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
 import { callQueue, runToolCall, withOrigin } from "./call.js"
+import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
 
@@ -352,7 +353,7 @@ class McpStore extends View {
 export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
   const calls = callQueue()
-  const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake)
+  const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake, ...bridgeOAuth(opts?.oauth))
   calls.attach(nativeStore)
   queues.set(nativeStore, calls)
   return new McpStore(nativeStore)

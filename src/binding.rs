@@ -11,6 +11,7 @@ mod bounded;
 mod call_queue;
 mod host_loop;
 mod live;
+mod oauth;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -93,11 +94,17 @@ pub fn list_mcp_tools<'env>(
     env: &'env Env,
     source: ConfigSource,
     canceller: &Canceller,
+    on_authorize: Option<oauth::JsCall>,
+    token_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
+    let hooks = Hooks {
+        oauth: oauth::hooks(on_authorize, token_store),
+        ..Hooks::default()
+    };
     env.spawn_future(async move {
-        let inventory = inventory::list_inventory(&config, &cancel)
+        let inventory = inventory::list_inventory_with(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
         McpInventoryHandle::new(inventory)
@@ -246,6 +253,10 @@ impl Logger for JsLogger {
 }
 
 #[napi(catch_unwind, js_name = "loadMcp")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "each is one argument of the JS call; napi has no cheaper way to pass callbacks"
+)]
 pub fn load_mcp<'env>(
     env: &'env Env,
     source: ConfigSource,
@@ -253,6 +264,8 @@ pub fn load_mcp<'env>(
     wait_for: Option<WaitFor>,
     on_log: Option<OnLog>,
     wake: Wake,
+    on_authorize: Option<oauth::JsCall>,
+    token_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     host_loop::install(env);
@@ -261,6 +274,7 @@ pub fn load_mcp<'env>(
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
         logger: on_log
             .map(|f| Arc::new(JsLogger(Bounded::new(f, LOG_BUDGET_KIB))) as Arc<dyn Logger>),
+        oauth: oauth::hooks(on_authorize, token_store),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)

@@ -11,7 +11,10 @@ use serde_json::{Map, Value};
 
 mod env_file;
 mod expand;
+mod oauth;
 pub mod schema;
+
+pub use self::oauth::OAuthSpec;
 
 use self::expand::Unset;
 use crate::duration;
@@ -152,6 +155,9 @@ pub struct RemoteSpec {
     pub url: String,
     /// Expanded when the config was read.
     pub headers: Vec<(String, String)>,
+    /// How to sign in when the server asks; `None` for `"oauth": false`. Boxed: most
+    /// entries are local, and the spec is many strings.
+    pub oauth: Option<Box<OAuthSpec>>,
 }
 
 /// The `tools` map of an entry, used by `loadMcp` only.
@@ -331,6 +337,7 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
         Ok(TransportSpec::Remote(RemoteSpec {
             url,
             headers: expanded_map(obj, context, "headers")?,
+            oauth: oauth::oauth_spec(obj, context)?.map(Box::new),
         }))
     } else {
         local_spec(obj, context).map(TransportSpec::Local)

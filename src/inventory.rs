@@ -35,6 +35,8 @@ pub struct ServerOutcome {
     /// From the start to connected and listed, or to failing; none when nothing started.
     pub took: Option<Duration>,
     pub connected: Option<Connected>,
+    /// It failed for want of an OAuth sign-in nobody could give.
+    pub needs_sign_in: bool,
 }
 
 pub struct Connected {
@@ -80,12 +82,14 @@ pub async fn connect_all(
                     }
                 };
                 let took = enabled.then(|| started.elapsed());
+                let needs_sign_in = status == Status::Failed && hooks.oauth.needs_sign_in(&name);
                 ServerOutcome {
                     name,
                     status,
                     reason,
                     took,
                     connected,
+                    needs_sign_in,
                 }
             })
         })
@@ -99,6 +103,7 @@ pub async fn connect_all(
             reason: Some(format!("internal error: {e}")),
             took: None,
             connected: None,
+            needs_sign_in: false,
         }));
     }
     if cancel.is_cancelled() {
@@ -170,6 +175,9 @@ struct ServerReport<'a> {
     tool_count: Option<usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
+    /// Failed for want of an OAuth sign-in (`toolnexus auth <name>` gives one).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    needs_auth: bool,
 }
 
 impl ServerOutcome {
@@ -183,6 +191,7 @@ impl ServerOutcome {
             connect_ms: self.took.map(|t| (t.as_secs_f64() * 1000.0).round()),
             tool_count: self.connected.as_ref().map(|c| c.tools.len()),
             error: self.reason.as_deref(),
+            needs_auth: self.needs_sign_in,
         };
         serde_json::to_value(report).unwrap_or_default()
     }
@@ -192,7 +201,16 @@ pub async fn list_inventory(
     config: &McpConfig,
     cancel: &CancellationToken,
 ) -> Result<Inventory, Aborted> {
-    let outcomes = connect_all(config, &Hooks::default(), cancel).await?;
+    list_inventory_with(config, &Hooks::default(), cancel).await
+}
+
+/// `list_inventory` with the host's hooks (only `oauth` matters to a listing).
+pub async fn list_inventory_with(
+    config: &McpConfig,
+    hooks: &Hooks,
+    cancel: &CancellationToken,
+) -> Result<Inventory, Aborted> {
+    let outcomes = connect_all(config, hooks, cancel).await?;
     let mut inventory = Inventory {
         tools: Vec::new(),
         status: Map::new(),

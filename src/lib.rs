@@ -2,6 +2,7 @@
 //! parallel and exposes their tools. `binding` (feature `node`) is the thin napi layer over
 //! it; everything else knows nothing of Node.
 
+pub mod auth;
 pub mod config;
 pub mod duration;
 pub mod elicitation;

@@ -39,7 +39,12 @@ impl Redactor {
                     .headers
                     .iter()
                     // Expanded already, when the config was read.
-                    .flat_map(|(_, value)| with_credentials(value.clone())),
+                    .flat_map(|(_, value)| with_credentials(value.clone()))
+                    .chain(remote.oauth.iter().flat_map(|o| {
+                        [o.client_secret.clone(), o.private_key.clone()]
+                            .into_iter()
+                            .flatten()
+                    })),
             ),
         }
     }
@@ -264,11 +269,20 @@ mod tests {
                 ("Authorization".into(), "Bearer token-in-header-9".into()),
                 ("X-Api-Key".into(), "plain-api-key".into()),
             ],
+            oauth: Some(Box::new(crate::config::OAuthSpec {
+                client_id: Some("public-client-id".into()),
+                client_secret: Some("oauth-client-secret-7".into()),
+                ..Default::default()
+            })),
         });
         let r = Redactor::for_transport(&remote);
         assert_eq!(
             r.redact("Bearer token-in-header-9 | token-in-header-9 | plain-api-key | Bearer"),
             "[redacted] | [redacted] | [redacted] | Bearer"
+        );
+        assert_eq!(
+            r.redact("oauth-client-secret-7 of public-client-id"),
+            "[redacted] of public-client-id"
         );
     }
 }

@@ -57,6 +57,8 @@ pub struct Hooks {
     pub elicitor: Option<Arc<dyn Elicitor>>,
     /// Receives the servers' `notifications/message`.
     pub logger: Option<Arc<dyn Logger>>,
+    /// Who signs in to servers that ask, and where tokens rest.
+    pub oauth: crate::auth::OAuthHooks,
 }
 
 pub trait Logger: Send + Sync {
@@ -221,7 +223,9 @@ impl Session {
             handler.0.http_initializes.clone(),
             handler.0.related.clone(),
         );
-        let transport = http::streamable(remote, initializes, related).map_err(Failure::Reason)?;
+        let oauth = (name, &handler.0.hooks.oauth);
+        let transport =
+            http::streamable(remote, oauth, initializes, related).map_err(Failure::Reason)?;
         let start = Start {
             name,
             timeout,

@@ -63,6 +63,8 @@ pub enum Phase {
     Connected,
     Reconnecting,
     Failed,
+    /// Failed for want of an OAuth sign-in nobody could give.
+    NeedsAuth,
     Disabled,
 }
 
@@ -73,6 +75,7 @@ impl Phase {
             Phase::Connected => "connected",
             Phase::Reconnecting => "reconnecting",
             Phase::Failed => "failed",
+            Phase::NeedsAuth => "needs_auth",
             Phase::Disabled => "disabled",
         }
     }
@@ -457,7 +460,7 @@ impl Store {
         };
         if matches!(
             service.state.borrow().phase,
-            Phase::Failed | Phase::Disabled
+            Phase::Failed | Phase::NeedsAuth | Phase::Disabled
         ) {
             return not_connected(&service);
         }

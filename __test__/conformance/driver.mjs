@@ -56,7 +56,35 @@ function plannedCalls(byName) {
   )
 }
 
-const mcp = await loadMcp({ conformance: { url, timeout: 20_000 } }, { waitFor })
+/**
+ * The suite's authorization server approves at once: the person's part is following the
+ * authorization URL's redirect, whose `Location` is where the browser would have landed.
+ */
+async function onAuthorize(authorizationUrl) {
+  const response = await fetch(authorizationUrl, { redirect: "manual" })
+  const location = response.headers.get("location")
+  if (!location) throw new Error(`the authorization server answered ${response.status} without a redirect`)
+  return new URL(location, authorizationUrl)
+}
+
+// The client the suite pre-registered, if any, and the metadata document URL it knows.
+const oauth = {
+  clientId: context.client_id,
+  clientSecret: context.client_secret,
+  clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+}
+// Tokens live for this run only.
+const tokens = new Map()
+const tokenStore = {
+  get: (key) => tokens.get(key),
+  set: (key, value) => void tokens.set(key, value),
+  delete: (key) => void tokens.delete(key),
+}
+
+const mcp = await loadMcp(
+  { conformance: { url, timeout: 20_000, oauth } },
+  { waitFor, oauth: { onAuthorize, tokenStore } },
+)
 try {
   if (mcp.status.conformance !== "connected") process.exitCode = 1
   byName = new Map(mcp.tools.map((tool) => [tool.name.replace(/^conformance_/, ""), tool]))

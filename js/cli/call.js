@@ -83,7 +83,7 @@ function parseArguments(text) {
  * The entry of `server`, ready to load on its own: its `tools` filter dropped and a
  * relative `envFile` made relative to the config file, as it would be read from it.
  */
-function oneServer(servers, server, file) {
+export function oneServer(servers, server, file) {
   const entry = servers[server]
   if (entry === undefined) {
     const names =

@@ -16,7 +16,8 @@ and for a failed server the reason in full; then each tool with its required par
 and the first line of its description.
 
   --json     print { servers: { <name>: { status, protocolVersion, connectMs,
-             toolCount, error, tools: [{ name, description, inputSchema }] } } }
+             toolCount, error, needsAuth, tools: [{ name, description, inputSchema }] } } }
+             (needsAuth: true for a server that waits for "toolnexus auth <name>")
   -h, --help this text
 
 Exits 0 when no server failed, 1 when one did, 2 on a usage or config error.`
@@ -47,6 +48,8 @@ function printServer(server, report, tools) {
   if (report.status === "connected") {
     const facts = [`${report.toolCount} tools`, `protocol ${report.protocolVersion}`, `up in ${took}`]
     console.log(safeLine(`${server}: connected (${facts.join(", ")})`))
+  } else if (report.needsAuth) {
+    console.log(safeLine(`${server}: needs authorization (run: toolnexus auth ${server})`))
   } else {
     console.log(safeLine(`${server}: ${report.status}`))
   }

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::bounded::{Bounded, Callback};
 use super::call_queue::{CallQueue, Wake};
+use super::oauth::{JsCall, hooks as oauth_hooks};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
@@ -95,6 +96,8 @@ impl NativeStore {
         source: Option<ConfigSource>,
         options: Option<NativeStoreOptions>,
         wake: Wake,
+        on_authorize: Option<JsCall>,
+        token_store: Option<JsCall>,
     ) -> Result<Self> {
         let config = match source {
             Some(source) => load_config(source)?,
@@ -104,7 +107,11 @@ impl NativeStore {
         };
         let options = options.map(StoreOptions::from).unwrap_or_default();
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
-        let store = within_runtime_if_available(|| Store::new(config, Hooks::default(), options));
+        let hooks = Hooks {
+            oauth: oauth_hooks(on_authorize, token_store),
+            ..Hooks::default()
+        };
+        let store = within_runtime_if_available(|| Store::new(config, hooks, options));
         host_loop::install(env);
         Ok(NativeStore {
             store: Arc::new(store),

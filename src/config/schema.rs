@@ -228,8 +228,67 @@ pub struct RemoteEntry {
     pub url: String,
     /// Sent with every request; `${VAR}` and `${VAR:-default}` expand. Never printed.
     pub headers: Option<BTreeMap<String, String>>,
+    /// Signing in when the server asks (MCP authorization): `false` never does; an object
+    /// names the client. Default: sign in with a registered client when asked.
+    pub oauth: Option<OAuth>,
     #[serde(flatten)]
     pub common: Common,
+}
+
+#[derive(JsonSchema)]
+#[serde(untagged)]
+pub enum OAuth {
+    #[schemars(schema_with = "boolean")]
+    Enabled(bool),
+    Client(OAuthClient),
+}
+
+/// The client to sign in with; strings expand `${VAR}` and `${VAR:-default}`.
+#[derive(JsonSchema)]
+#[schemars(extend(
+    "dependentRequired" = { "clientSecret": ["clientId"] },
+    "if" = { "required": ["grantType"], "properties": { "grantType": { "const": "client_credentials" } } },
+    "then" = {
+        "required": ["clientId"],
+        "oneOf": [{ "required": ["clientSecret"] }, { "required": ["privateKey"] }]
+    }
+))]
+pub struct OAuthClient {
+    /// A client registered with the authorization server beforehand. Default: a Client
+    /// ID Metadata Document when `clientMetadataUrl` is set and the server supports it,
+    /// else dynamic registration.
+    #[serde(rename = "clientId")]
+    pub client_id: Option<String>,
+    /// The secret of `clientId`, for a confidential client. Never printed.
+    #[serde(rename = "clientSecret")]
+    pub client_secret: Option<String>,
+    /// Scopes to ask for instead of those the server suggests.
+    pub scopes: Option<Vec<String>>,
+    /// The port of the loopback listener that receives the browser's redirect. Default:
+    /// one the system picks.
+    #[serde(rename = "callbackPort")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub callback_port: Option<u16>,
+    /// The HTTPS URL of this client's metadata document, used as its client id.
+    #[serde(rename = "clientMetadataUrl")]
+    pub client_metadata_url: Option<String>,
+    /// `"client_credentials"`: the client signs in as itself with `clientId` and
+    /// `clientSecret`, asking no person (for headless agents). Default
+    /// `"authorization_code"`: a person signs in in a browser.
+    #[serde(rename = "grantType")]
+    pub grant_type: Option<GrantType>,
+    /// With `"grantType": "client_credentials"`, instead of `clientSecret`: a PEM PKCS#8
+    /// private key (P-256 or RSA) that signs a `private_key_jwt` assertion. Never printed.
+    #[serde(rename = "privateKey")]
+    pub private_key: Option<String>,
+}
+
+#[derive(JsonSchema)]
+pub enum GrantType {
+    #[serde(rename = "authorization_code")]
+    AuthorizationCode,
+    #[serde(rename = "client_credentials")]
+    ClientCredentials,
 }
 
 #[derive(JsonSchema)]
@@ -260,6 +319,10 @@ pub struct DisabledEntry {
 /// A key that must not be there.
 fn absent(_: &mut SchemaGenerator) -> Schema {
     false.into()
+}
+
+fn boolean(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": "boolean" })
 }
 
 fn positive_number(_: &mut SchemaGenerator) -> Schema {

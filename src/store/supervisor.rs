@@ -75,8 +75,12 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
 }
 
 fn fail(inner: &Inner, service: &Service, reason: String) {
+    let phase = match inner.hooks.oauth.needs_sign_in(&service.local) {
+        true => Phase::NeedsAuth,
+        false => Phase::Failed,
+    };
     inner.change(service, |s| {
-        s.phase = Phase::Failed;
+        s.phase = phase;
         s.last_error = Some(reason);
         s.tools = Arc::default();
     });

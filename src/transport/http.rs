@@ -21,6 +21,7 @@ use rmcp::transport::streamable_http_client::{
 
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport};
+use crate::auth::{self, OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
 /// The configured headers (expanded when the config was read). Errors name the header,
@@ -41,9 +42,10 @@ fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
 /// A streamable HTTP transport for `spec`; the headers go with every request.
 pub fn streamable(
     spec: &RemoteSpec,
+    (server, oauth): (&str, &OAuthHooks),
     initializes: Arc<watch::Sender<u64>>,
     related: Related,
-) -> Result<StreamableHttpClientTransport<CountingClient>, String> {
+) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, String> {
     install_crypto_provider();
     let headers = headers(spec)?
         .into_iter()
@@ -61,6 +63,8 @@ pub fn streamable(
         initializes,
         related,
     };
+    let sign_in = spec.oauth.as_deref().cloned();
+    let client = OAuthClient::new(client, server, &spec.url, sign_in, oauth.clone());
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
 
@@ -105,6 +109,7 @@ fn install_crypto_provider() {
 /// describes).
 pub fn explain_open_error(error: &StreamableHttpError<reqwest::Error>) -> (String, bool) {
     match error {
+        StreamableHttpError::Auth(error) => (auth::explain(error), false),
         StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
         StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
         StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
@@ -131,6 +136,7 @@ pub fn explain_open_error(error: &StreamableHttpError<reqwest::Error>) -> (Strin
 pub fn explain_send_error(error: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
     match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
         Some(StreamableHttpError::Client(e)) => format!("could not be reached: {}", error_chain(e)),
+        Some(StreamableHttpError::Auth(error)) => auth::explain(error),
         Some(http) => http.to_string(),
         None => error.to_string(),
     }

@@ -1,0 +1,358 @@
+//! Signing in to one server: discovery from the server's challenge, the choice of client
+//! (configured, Client ID Metadata Document, the one registered before with the same
+//! authorization server, or a fresh dynamic registration), the person's part, and the
+//! code exchange. One sign-in runs at a time per server; requests that were refused
+//! while it ran retry with its tokens.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, ClientCredentialsConfig, OAuthClientConfig, WWWAuthenticateParams,
+};
+use tokio::sync::Mutex;
+
+use super::OAuthHooks;
+use super::keyed;
+use super::loopback::Loopback;
+use super::store::Record;
+use super::tokens::RecordStore;
+use crate::config::OAuthSpec;
+
+/// The client name a dynamic registration gives.
+const CLIENT_NAME: &str = "toolnexus";
+
+/// What a sign-in came to.
+pub enum Outcome {
+    /// New tokens (this request's sign-in, or another's): send the request again.
+    SignedIn,
+    /// The server publishes no OAuth metadata: pass its refusal on as it is.
+    NoOAuth,
+}
+
+/// Why a request was refused.
+pub struct Challenge {
+    /// The `WWW-Authenticate` value, when the server sent one.
+    pub header: Option<String>,
+    /// A 403 `insufficient_scope`: sign in again for more scopes.
+    pub step_up: bool,
+}
+
+pub struct SignIn {
+    server: String,
+    url: String,
+    /// `None` for `"oauth": false`.
+    spec: Option<OAuthSpec>,
+    hooks: OAuthHooks,
+    pub store: RecordStore,
+    /// Counts completed sign-ins.
+    generation: AtomicU64,
+    running: Mutex<()>,
+}
+
+impl SignIn {
+    pub fn new(server: &str, url: &str, spec: Option<OAuthSpec>, hooks: OAuthHooks) -> SignIn {
+        SignIn {
+            server: server.to_owned(),
+            url: url.to_owned(),
+            store: RecordStore::new(hooks.tokens.clone(), url.to_owned()),
+            spec,
+            hooks,
+            generation: AtomicU64::new(0),
+            running: Mutex::new(()),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.spec.is_some()
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// A manager with the stored client and tokens, ready to send and refresh them; or
+    /// with nothing, so that requests go out without a token until a server asks.
+    pub async fn restore(&self) -> Result<AuthorizationManager, AuthError> {
+        if !self.enabled() {
+            return AuthorizationManager::new(self.url.as_str()).await;
+        }
+        let mut manager = self.manager().await?;
+        let record = self.store.record().await?;
+        let Some(metadata) = record.metadata.clone() else {
+            return Ok(manager);
+        };
+        manager.set_metadata(metadata);
+        if let Some(headless) = self.client_credentials() {
+            headless.configure(&mut manager, &self.url)?;
+        } else if let Some(config) = client_config(&record) {
+            manager.configure_client(config)?;
+        }
+        Ok(manager)
+    }
+
+    async fn manager(&self) -> Result<AuthorizationManager, AuthError> {
+        let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
+        manager.set_credential_store(self.store.clone());
+        Ok(manager)
+    }
+
+    /// Signs in after a refusal, unless another request's sign-in completed since `seen`;
+    /// then `current` holds the manager with the new tokens.
+    pub async fn run(
+        &self,
+        seen: u64,
+        challenge: Challenge,
+        current: &Mutex<AuthorizationManager>,
+    ) -> Result<Outcome, AuthError> {
+        let _one_at_a_time = self.running.lock().await;
+        let spec = self.spec.clone().unwrap_or_default();
+        if self.generation() != seen {
+            return Ok(Outcome::SignedIn);
+        }
+        let mut manager = self.manager().await?;
+        let resolution = manager
+            .resolve_metadata_from_challenge(challenge.header.as_deref())
+            .await?;
+        if !resolution.source.is_discovered() {
+            // No protected resource or authorization server metadata: the refusal is
+            // about the request's own credentials (its "headers"), not a sign-in.
+            return Ok(Outcome::NoOAuth);
+        }
+        let metadata = resolution.metadata;
+        manager.set_metadata(metadata.clone());
+        if let Some(headless) = self.client_credentials() {
+            self.as_client(headless, manager, metadata, current).await?;
+            return Ok(Outcome::SignedIn);
+        }
+        let Some(authorizer) = self.hooks.authorizer.clone() else {
+            self.hooks.set_needs_sign_in(&self.server, true);
+            return Err(AuthError::AuthorizationFailed(format!(
+                "needs authorization: sign in with `toolnexus auth {}`, or give opts.oauth.onAuthorize",
+                self.server
+            )));
+        };
+        let mut record = self.store.record().await?;
+        if record.issuer != metadata.issuer {
+            // Another authorization server: nothing of the old one's applies.
+            record = Record::default();
+        }
+        let (loopback, reuse) = listener(&spec, &record).await?;
+        let redirect_uri = loopback.redirect_uri();
+        let scopes = self.scopes(&spec, &manager, &record, &challenge).await;
+        let mut request = AuthorizationRequest::new(&redirect_uri).with_scopes(scopes.clone());
+        let supports_cimd = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let client = if let Some(id) = &spec.client_id {
+            Some((id.clone(), spec.client_secret.clone()))
+        } else if let Some(url) = spec.client_metadata_url.as_ref().filter(|_| supports_cimd) {
+            request = request.with_client_metadata_url(url);
+            None
+        } else if reuse {
+            record
+                .client_id
+                .clone()
+                .map(|id| (id, record.client_secret.clone()))
+        } else {
+            let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+            let registered = manager
+                .register_client(CLIENT_NAME, &redirect_uri, &scope_refs)
+                .await?;
+            Some((registered.client_id, registered.client_secret))
+        };
+        if let Some((id, secret)) = &client {
+            request = request.with_preregistered_client(id);
+            if let Some(secret) = secret {
+                request = request.with_client_secret(secret);
+            }
+        }
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, e)| e)?;
+        let (client_id, client_secret) = match client {
+            Some(client) => client,
+            None => (session.get_credentials().await?.0, None),
+        };
+        let keep = Record {
+            issuer: metadata.issuer.clone(),
+            client_id: Some(client_id),
+            client_secret,
+            redirect_uri: Some(redirect_uri),
+            metadata: Some(metadata),
+            credentials: record.credentials,
+        };
+        self.store.update(|record| *record = keep).await?;
+        let redirect = tokio::select! {
+            asked = authorizer.authorize(session.auth_url.clone()) => match asked {
+                Ok(Some(url)) => url,
+                Ok(None) => loopback.redirect().await.map_err(AuthError::AuthorizationFailed)?,
+                Err(reason) => return Err(AuthError::AuthorizationFailed(reason)),
+            },
+            received = loopback.redirect() => received.map_err(AuthError::AuthorizationFailed)?,
+        };
+        session.handle_callback_url(&redirect).await?;
+        *current.lock().await = session.auth_manager;
+        self.hooks.set_needs_sign_in(&self.server, false);
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(Outcome::SignedIn)
+    }
+
+    /// The client-credentials grant the config asks for, if it does.
+    fn client_credentials(&self) -> Option<Headless> {
+        let spec = self.spec.as_ref().filter(|spec| spec.client_credentials)?;
+        let client_id = spec.client_id.clone()?;
+        Some(match (&spec.client_secret, &spec.private_key) {
+            (_, Some(pem)) => Headless::Key {
+                client_id,
+                pem: pem.clone(),
+                scopes: spec.scopes.clone(),
+            },
+            (secret, None) => Headless::Secret(ClientCredentialsConfig::ClientSecret {
+                client_id,
+                client_secret: secret.clone()?,
+                scopes: spec.scopes.clone(),
+                resource: Some(self.url.clone()),
+            }),
+        })
+    }
+
+    /// Signs in as the client itself, with the client-credentials grant, to the
+    /// authorization server `manager` has the metadata of.
+    async fn as_client(
+        &self,
+        headless: Headless,
+        mut manager: AuthorizationManager,
+        metadata: AuthorizationMetadata,
+        current: &Mutex<AuthorizationManager>,
+    ) -> Result<(), AuthError> {
+        self.store
+            .update(|record| {
+                *record = Record {
+                    issuer: metadata.issuer.clone(),
+                    metadata: Some(metadata.clone()),
+                    ..Record::default()
+                }
+            })
+            .await?;
+        headless.configure(&mut manager, &self.url)?;
+        match &headless {
+            Headless::Secret(config) => {
+                manager.validate_client_credentials_metadata(config)?;
+                manager.exchange_client_credentials(config).await?;
+            }
+            Headless::Key {
+                client_id,
+                pem,
+                scopes,
+            } => keyed::exchange(&metadata, client_id, pem, scopes, &self.url, &self.store).await?,
+        }
+        *current.lock().await = manager;
+        self.generation.fetch_add(1, Ordering::AcqRel);
+        Ok(())
+    }
+
+    /// A step-up asks for what was granted and what the server now wants; a first
+    /// sign-in for the configured scopes, else the challenge's, else those the protected
+    /// resource lists, else none (with `offline_access` added when the server has it).
+    async fn scopes(
+        &self,
+        spec: &OAuthSpec,
+        manager: &AuthorizationManager,
+        record: &Record,
+        challenge: &Challenge,
+    ) -> Vec<String> {
+        if challenge.step_up {
+            let mut scopes: Vec<String> = record
+                .credentials
+                .as_ref()
+                .map(|c| c.granted_scopes.clone())
+                .unwrap_or_default();
+            let wanted = challenge
+                .header
+                .as_deref()
+                .and_then(|header| {
+                    reqwest::Url::parse(&self.url)
+                        .ok()
+                        .map(|base| (header, base))
+                })
+                .and_then(|(header, base)| WWWAuthenticateParams::parse(header, &base).scope);
+            for scope in wanted.iter().flat_map(|s| s.split_whitespace()) {
+                if !scopes.iter().any(|s| s == scope) {
+                    scopes.push(scope.to_owned());
+                }
+            }
+            if !scopes.is_empty() {
+                return scopes;
+            }
+        }
+        if !spec.scopes.is_empty() {
+            return spec.scopes.clone();
+        }
+        manager.select_initial_scopes(&[]).await
+    }
+}
+
+/// The loopback listener, and whether the stored registration can be used again: it
+/// can when it was toolnexus's own and its redirect URI's port can be bound again.
+async fn listener(spec: &OAuthSpec, record: &Record) -> Result<(Loopback, bool), AuthError> {
+    let stored_port = record
+        .redirect_uri
+        .as_deref()
+        .and_then(|uri| reqwest::Url::parse(uri).ok())
+        .and_then(|uri| uri.port());
+    let port = spec.callback_port.or(stored_port).unwrap_or(0);
+    let reusable = record.client_id.is_some() && spec.client_id.is_none();
+    match Loopback::bind(port).await {
+        Ok(loopback) => {
+            let reuse =
+                reusable && record.redirect_uri.as_deref() == Some(&loopback.redirect_uri());
+            Ok((loopback, reuse))
+        }
+        Err(_) if spec.callback_port.is_none() && port != 0 => {
+            let loopback = Loopback::bind(0)
+                .await
+                .map_err(AuthError::AuthorizationFailed)?;
+            Ok((loopback, false))
+        }
+        Err(reason) => Err(AuthError::AuthorizationFailed(reason)),
+    }
+}
+
+/// A client that signs in as itself (the client-credentials extension).
+enum Headless {
+    /// With its secret: rmcp makes the token request.
+    Secret(ClientCredentialsConfig),
+    /// With a `private_key_jwt` assertion: `keyed` makes it.
+    Key {
+        client_id: String,
+        pem: String,
+        scopes: Vec<String>,
+    },
+}
+
+impl Headless {
+    /// Configures `manager` for this client. A keyed client is configured as a public
+    /// one, never used to ask for tokens: only so that rmcp, finding its token expired
+    /// and no refresh token, sends the request without one, and the 401 signs in again.
+    fn configure(&self, manager: &mut AuthorizationManager, url: &str) -> Result<(), AuthError> {
+        match self {
+            Headless::Secret(config) => manager.configure_client_credentials(config),
+            Headless::Key { client_id, .. } => {
+                manager.configure_client(OAuthClientConfig::new(client_id, url))
+            }
+        }
+    }
+}
+
+/// The client a record names, as rmcp configures it.
+fn client_config(record: &Record) -> Option<OAuthClientConfig> {
+    let mut config =
+        OAuthClientConfig::new(record.client_id.clone()?, record.redirect_uri.clone()?);
+    if let Some(secret) = &record.client_secret {
+        config = config.with_client_secret(secret);
+    }
+    Some(config)
+}

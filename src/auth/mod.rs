@@ -1,0 +1,89 @@
+//! OAuth for remote servers, as the MCP authorization specification (2025-11-25 and
+//! 2026-07-28) asks of a client. rmcp's `auth` feature does the protocol work: discovery
+//! (RFC 9728, RFC 8414 and OpenID, with the `resource` and `issuer` checks), dynamic
+//! registration (RFC 7591), PKCE S256 with the RFC 8707 `resource`, the RFC 9207 `iss`
+//! check, the token endpoint's auth method, refresh before expiry and once on a 401.
+//! toolnexus adds what a host needs around it: which client to use (`flow`), a person to
+//! ask or a loopback listener (`loopback`), tokens at rest (`store`, `tokens`), and a
+//! `StreamableHttpClient` that signs in when a server asks and retries (`client`).
+
+mod assertion;
+mod client;
+mod flow;
+mod keyed;
+mod loopback;
+pub mod store;
+mod tokens;
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+pub use client::OAuthClient;
+pub use store::{FileTokenStore, TokenStore};
+
+use rmcp::transport::auth::AuthError;
+
+/// The host's part of signing in.
+pub trait Authorizer: Send + Sync {
+    /// Shows the authorization `url` to a person. Resolves with the URL the browser was
+    /// redirected to, or `None` when toolnexus's loopback listener is to receive it.
+    fn authorize(
+        &self,
+        url: String,
+    ) -> Pin<Box<dyn Future<Output = Result<Option<String>, String>> + Send>>;
+}
+
+/// What a call's host gives OAuth: someone to sign in (none: a server that needs it
+/// fails at once, saying so) and where tokens rest.
+#[derive(Clone)]
+pub struct OAuthHooks {
+    authorizer: Option<Arc<dyn Authorizer>>,
+    tokens: Arc<dyn TokenStore>,
+    /// The servers that asked for a sign-in nobody could give, by name.
+    waiting: Arc<Mutex<HashSet<String>>>,
+}
+
+impl OAuthHooks {
+    pub fn new(authorizer: Option<Arc<dyn Authorizer>>, tokens: Arc<dyn TokenStore>) -> Self {
+        OAuthHooks {
+            authorizer,
+            tokens,
+            waiting: Arc::default(),
+        }
+    }
+
+    /// Whether server `name` last failed for want of a sign-in (its status: `needs_auth`).
+    pub fn needs_sign_in(&self, name: &str) -> bool {
+        lock(&self.waiting).contains(name)
+    }
+
+    fn set_needs_sign_in(&self, name: &str, needs: bool) {
+        let mut waiting = lock(&self.waiting);
+        if needs {
+            waiting.insert(name.to_owned());
+        } else {
+            waiting.remove(name);
+        }
+    }
+}
+
+impl Default for OAuthHooks {
+    fn default() -> Self {
+        OAuthHooks::new(None, Arc::new(FileTokenStore::new()))
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What a failed sign-in says, for a person.
+pub fn explain(error: &AuthError) -> String {
+    match error {
+        // Our own sentences (see `flow`) and rmcp's callback checks.
+        AuthError::AuthorizationFailed(text) => text.clone(),
+        other => format!("could not sign in: {other}"),
+    }
+}

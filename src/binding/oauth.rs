@@ -1,0 +1,121 @@
+//! `opts.oauth` across the boundary: `onAuthorize` and a host's `TokenStore`, each as one
+//! JS function the JS layer wraps (JSON text in and out, never rejecting).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::ThreadsafeFunction;
+use serde_json::{Value, json};
+
+use super::{ConfigSource, load_config};
+use crate::auth::store::StoreFuture;
+use crate::auth::{Authorizer, FileTokenStore, OAuthHooks, TokenStore};
+use crate::config::{ServerState, TransportSpec};
+
+/// A JS function of one string that resolves a JSON answer: `{ value }` or `{ error }`.
+pub type JsCall = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
+
+/// The hooks for `opts.oauth`: the host's store, else the file store.
+pub fn hooks(authorize: Option<JsCall>, tokens: Option<JsCall>) -> OAuthHooks {
+    OAuthHooks::new(
+        authorize.map(|f| Arc::new(JsAuthorizer(Arc::new(f))) as Arc<dyn Authorizer>),
+        match tokens {
+            Some(f) => Arc::new(JsTokenStore(Arc::new(f))),
+            None => Arc::new(FileTokenStore::new()),
+        },
+    )
+}
+
+/// Calls `f` with `arg`; the answer's `value` (a string or null), or its `error`.
+async fn call(f: &JsCall, arg: String) -> std::result::Result<Option<String>, String> {
+    let gone = || "the host's OAuth callback could not be called".to_owned();
+    let answer = f.call_async_catch(arg).await.map_err(|_| gone())?;
+    let answer = answer.await.map_err(|_| gone())?;
+    let answer: Value = serde_json::from_str(&answer).map_err(|_| gone())?;
+    if let Some(error) = answer.get("error").and_then(Value::as_str) {
+        return Err(error.to_owned());
+    }
+    Ok(answer
+        .get("value")
+        .and_then(Value::as_str)
+        .map(str::to_owned))
+}
+
+struct JsAuthorizer(Arc<JsCall>);
+
+impl Authorizer for JsAuthorizer {
+    fn authorize(
+        &self,
+        url: String,
+    ) -> Pin<Box<dyn Future<Output = std::result::Result<Option<String>, String>> + Send>> {
+        let f = self.0.clone();
+        Box::pin(async move {
+            call(&f, url)
+                .await
+                .map_err(|reason| format!("onAuthorize failed: {reason}"))
+        })
+    }
+}
+
+struct JsTokenStore(Arc<JsCall>);
+
+impl JsTokenStore {
+    fn op(&self, op: &str, key: &str, value: Option<String>) -> StoreFuture<'_, Option<String>> {
+        let arg = json!({ "op": op, "key": key, "value": value }).to_string();
+        Box::pin(async move {
+            call(&self.0, arg)
+                .await
+                .map_err(|reason| format!("the token store failed: {reason}"))
+        })
+    }
+}
+
+impl TokenStore for JsTokenStore {
+    fn get(&self, key: &str) -> StoreFuture<'_, Option<String>> {
+        self.op("get", key, None)
+    }
+
+    fn set(&self, key: &str, value: String) -> StoreFuture<'_, ()> {
+        let done = self.op("set", key, Some(value));
+        Box::pin(async move { done.await.map(drop) })
+    }
+
+    fn delete(&self, key: &str) -> StoreFuture<'_, ()> {
+        let done = self.op("delete", key, None);
+        Box::pin(async move { done.await.map(drop) })
+    }
+}
+
+/// Forgets the tokens the default store keeps for remote server `server` of the config,
+/// as `toolnexus auth --logout` does. Resolves false when the config has no such remote
+/// server.
+#[napi_derive::napi(catch_unwind, js_name = "forgetSignIn")]
+pub fn forget_sign_in<'env>(
+    env: &'env Env,
+    source: ConfigSource,
+    server: String,
+) -> Result<PromiseRaw<'env, bool>> {
+    let config = load_config(source)?;
+    let url = config
+        .servers
+        .into_iter()
+        .find_map(|entry| match entry.state {
+            ServerState::Enabled(spec) if entry.name == server => match spec.transport {
+                TransportSpec::Remote(remote) => Some(remote.url),
+                TransportSpec::Local(_) => None,
+            },
+            _ => None,
+        });
+    env.spawn_future(async move {
+        let Some(url) = url else {
+            return Ok(false);
+        };
+        FileTokenStore::new()
+            .delete(&url)
+            .await
+            .map_err(Error::from_reason)?;
+        Ok(true)
+    })
+}
