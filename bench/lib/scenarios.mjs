@@ -65,7 +65,7 @@ async function openEcho(client, endpoint) {
 }
 
 function sequential({ bin, n, http }) {
-  const calls = n(5000)
+  const calls = n(http ? 2000 : 3000)
   const where = http ? "HTTP" : "stdio"
   const label = http ? "HTTP sequential" : "sequential"
   return {
@@ -109,7 +109,7 @@ function sequential({ bin, n, http }) {
 }
 
 function throughput({ bin, n, http }, inFlight) {
-  const calls = n(inFlight === 1 ? 5000 : 30_000)
+  const calls = n(http ? 5000 : inFlight === 1 ? 3000 : 20_000)
   const label = `${http ? "HTTP " : ""}throughput, ${inFlight} in flight`
   const target = inFlight !== 64 ? undefined : http ? { ratio: 3 } : { ratio: 2.5, modern: 2 }
   return {
@@ -132,8 +132,8 @@ function throughput({ bin, n, http }, inFlight) {
 }
 
 function large({ bin, n }, bytes, name) {
-  // About 160 MiB of results per round, at least two calls.
-  const calls = Math.max(2, n(Math.min(2000, Math.round((160 * MiB) / bytes))))
+  // About 32 MiB of results per round (one 64 MiB result), after one to warm up.
+  const calls = Math.max(1, n(Math.min(2000, Math.round((32 * MiB) / bytes))))
   const label = `${name} results`
   return {
     id: `large/${name}`,
