@@ -36,6 +36,8 @@ export const CLIENTS = [
 ]
 /** The 64 MiB results of the cost curve, and a margin for their JSON envelope. */
 const MAX_MESSAGE_BYTES = 80 * 1024 * 1024
+/** The SDKs' own request timeout (60 s) would cut the slowest rounds; the runner bounds them. */
+const REQUEST_OPTIONS = { timeout: 10 * 60_000 }
 
 const serverName = (index) => `s${index}`
 const sum = (list, f) => list.reduce((n, x) => n + f(x), 0)
@@ -136,16 +138,19 @@ async function sdkClient(name, era) {
   const { StdioClientTransport } = v2
     ? await import("@modelcontextprotocol/client/stdio")
     : await import("@modelcontextprotocol/sdk/client/stdio.js")
-  // v2: the 2026 era pinned (no probe, no fallback), as toolnexus's `protocol` pins it;
-  // the stdio read buffer raised past the 10 MB default so that large results measure speed.
-  const options = v2 ? { versionNegotiation: { mode: era === "2026" ? { pin: ERAS[era] } : "legacy" } } : undefined
+  // v2: the 2026 era pinned (no probe, no fallback), as toolnexus's `protocol` pins it, and
+  // no cap on the pages one listTools() follows (64 by default: 6,400 tools here).
+  const options = v2
+    ? { versionNegotiation: { mode: era === "2026" ? { pin: ERAS[era] } : "legacy" }, listMaxPages: 1e9 }
+    : undefined
   const transport = (endpoint) =>
     endpoint.url
       ? new StreamableHTTPClientTransport(new URL(endpoint.url))
-      : new StdioClientTransport({
+      : // The read buffer raised past its 10 MB default, so that large results measure speed.
+        new StdioClientTransport({
           command: endpoint.command[0],
           args: endpoint.command.slice(1),
-          ...(v2 ? { maxBufferSize: MAX_MESSAGE_BYTES } : {}),
+          maxBufferSize: MAX_MESSAGE_BYTES,
         })
   return sessions(name, async (endpoint) => {
     const client = new Client({ name: "bench", version: "0.0.0" }, options)
@@ -153,13 +158,20 @@ async function sdkClient(name, era) {
     const tools = []
     let cursor
     do {
-      const page = await client.listTools(cursor === undefined ? undefined : { cursor })
+      const page = await client.listTools(cursor === undefined ? undefined : { cursor }, REQUEST_OPTIONS)
       tools.push(...page.tools)
       cursor = page.nextCursor
     } while (cursor !== undefined)
     return {
       tools,
-      call: (toolName, args) => client.callTool({ name: toolName, arguments: args }).then(textOf),
+      // v1 takes a result schema before the options; v2 only the options.
+      call: (toolName, args) => {
+        const params = { name: toolName, arguments: args }
+        const called = v2
+          ? client.callTool(params, REQUEST_OPTIONS)
+          : client.callTool(params, undefined, REQUEST_OPTIONS)
+        return called.then(textOf)
+      },
       close: () => client.close(),
     }
   })
