@@ -169,47 +169,8 @@ async function runPass(scenario, clients, ctx) {
   return { scenario, clients: entries.map(({ client, rounds, unavailable }) => ({ client, rounds, unavailable })) }
 }
 
-async function main() {
-  const bin = refserverPath()
-  const env = environment(bin)
-  const all = scenarios({ bin, scale }).filter((s) => selected(s.id))
-  if (all.length === 0) throw new Error(`--only ${flags.only}: no such scenario`)
-  if (!globalThis.gc) log("note: run with --expose-gc for a GC between rounds")
-
-  const clients = []
-  for (const { kind, era } of CLIENTS) clients.push({ client: await makeClient(kind, era) })
-  const http = all.some((s) => s.http) ? await startHttpServer(bin) : undefined
-  const stdioEndpoint = { command: serverCommand(bin) }
-  for (const entry of clients) {
-    entry.unavailable = await preflight(entry.client, stdioEndpoint)
-    if (http && !entry.unavailable) entry.httpUnavailable = await preflight(entry.client, { url: http.url })
-  }
-
-  const results = Object.fromEntries(passes.map((p) => [p, []]))
-  const started = performance.now()
-  try {
-    for (const scenario of all) {
-      for (const pass of passes) {
-        log(`\n== ${scenario.title} (${pass})`)
-        const usageOptions = { exclude: [] }
-        if (pass === "loaded") usageOptions.exclude.push(startBusyLoop())
-        const ctx = { pass, usageOptions, url: scenario.http ? http.url : undefined }
-        const available = clients.map(({ client, unavailable, httpUnavailable }) => ({
-          client,
-          unavailable: unavailable ?? (scenario.http ? httpUnavailable : undefined),
-        }))
-        try {
-          results[pass].push(await runPass(scenario, available, ctx))
-        } finally {
-          stopBusyLoop()
-        }
-      }
-    }
-  } finally {
-    stopBusyLoop()
-    await http?.close()
-  }
-
+/** Prints the tables of every pass that ran (and writes --json), complete or not. */
+function printReport(env, results, started) {
   const notes = new Notes()
   const minutes = (performance.now() - started) / 60000
   const out = [
@@ -251,6 +212,57 @@ async function main() {
     }
     writeFileSync(flags.json, JSON.stringify(json, null, 2))
   }
+}
+
+async function main() {
+  const bin = refserverPath()
+  const env = environment(bin)
+  const all = scenarios({ bin, scale }).filter((s) => selected(s.id))
+  if (all.length === 0) throw new Error(`--only ${flags.only}: no such scenario`)
+  if (!globalThis.gc) log("note: run with --expose-gc for a GC between rounds")
+
+  const clients = []
+  for (const { kind, era } of CLIENTS) clients.push({ client: await makeClient(kind, era) })
+  const http = all.some((s) => s.http) ? await startHttpServer(bin) : undefined
+  const stdioEndpoint = { command: serverCommand(bin) }
+  for (const entry of clients) {
+    entry.unavailable = await preflight(entry.client, stdioEndpoint)
+    if (http && !entry.unavailable) entry.httpUnavailable = await preflight(entry.client, { url: http.url })
+  }
+
+  const results = Object.fromEntries(passes.map((p) => [p, []]))
+  const started = performance.now()
+  // Ctrl-C prints what ran so far: a long run stopped early keeps its finished scenarios.
+  process.once("SIGINT", () => {
+    stopBusyLoop()
+    log("\nstopped: the tables hold the scenarios that finished")
+    printReport(env, results, started)
+    process.exit(130)
+  })
+  try {
+    for (const scenario of all) {
+      for (const pass of passes) {
+        log(`\n== ${scenario.title} (${pass})`)
+        const usageOptions = { exclude: [] }
+        if (pass === "loaded") usageOptions.exclude.push(startBusyLoop())
+        const ctx = { pass, usageOptions, url: scenario.http ? http.url : undefined }
+        const available = clients.map(({ client, unavailable, httpUnavailable }) => ({
+          client,
+          unavailable: unavailable ?? (scenario.http ? httpUnavailable : undefined),
+        }))
+        try {
+          results[pass].push(await runPass(scenario, available, ctx))
+        } finally {
+          stopBusyLoop()
+        }
+      }
+    }
+  } finally {
+    stopBusyLoop()
+    await http?.close()
+  }
+
+  printReport(env, results, started)
   if (env.addon.includes("NOT")) log("\nwarning: the toolnexus addon is not a release build; run `npm run build` first")
 }
 
