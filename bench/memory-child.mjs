@@ -1,11 +1,17 @@
 // One memory measurement in a process of its own, so that its RSS is only its own:
 //
-//   node --expose-gc memory-child.mjs peak <client> <refserver> [servers] [calls] [inFlight]
+//   node --expose-gc memory-child.mjs peak <client> <era> <refserver> [servers] [calls] [inFlight]
 //     holds `servers` servers (32), makes `calls` echo calls (50,000) with `inFlight` (64)
 //     in flight spread over them, then reports the peak RSS of the process.
-//   node --expose-gc memory-child.mjs cycles <client> <refserver> [cycles] [warmup]
+//   node --expose-gc memory-child.mjs cycles <client> <era> <refserver> [cycles] [warmup]
 //     load, call echo 10 times, close: `warmup` (200) times, then `cycles` (100) times more;
 //     reports the RSS (and JS heap) growth over those cycles, measured after a full GC.
+//   node --expose-gc memory-child.mjs inventory <client> <era> <refserver> <tools>
+//     opens one server listing `tools` tools and reports the RSS it adds while open, after
+//     a full GC (one warm-up open and close of a 4-tool server first, so that loading the
+//     client's own code is not counted).
+//
+// <client> is toolnexus, v1, v2 or floor; <era> 2025 or 2026 (lib/clients.mjs).
 //
 // Prints one line of JSON on stdout.
 
@@ -14,7 +20,7 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { makeClient } from "./lib/clients.mjs"
 import { serverCommand } from "./lib/refserver.mjs"
 
-const [mode, clientName, bin, ...rest] = process.argv.slice(2)
+const [mode, kind, era, bin, ...rest] = process.argv.slice(2)
 const numbers = rest.map(Number)
 const MiB = 1024 * 1024
 const ARGS = { text: "hello world" }
@@ -41,11 +47,13 @@ function peakRss() {
   return process.resourceUsage().maxRSS * 1024
 }
 
+const endpoint = (options) => ({ command: serverCommand(bin, options) })
+
 async function peak(servers = 32, calls = 50_000, inFlight = 64) {
-  const client = await makeClient(clientName)
-  const commands = Array.from({ length: servers }, () => serverCommand(bin))
-  const session = await client.open(commands)
-  const callers = commands.map((_, i) => session.caller(i, "echo"))
+  const client = await makeClient(kind, era)
+  const endpoints = Array.from({ length: servers }, () => endpoint())
+  const session = await client.open(endpoints)
+  const callers = endpoints.map((_, i) => session.caller(i, "echo"))
   let next = 0
   const worker = async () => {
     while (next < calls) {
@@ -61,9 +69,9 @@ async function peak(servers = 32, calls = 50_000, inFlight = 64) {
 }
 
 async function cycles(count = 100, warmup = 200) {
-  const client = await makeClient(clientName)
+  const client = await makeClient(kind, era)
   const cycle = async () => {
-    const session = await client.open([serverCommand(bin)])
+    const session = await client.open([endpoint()])
     const echo = session.caller(0, "echo")
     for (let i = 0; i < 10; i++) await echo(ARGS)
     await session.close()
@@ -80,7 +88,18 @@ async function cycles(count = 100, warmup = 200) {
   }
 }
 
-const run = { peak, cycles }[mode]
+async function inventory(tools) {
+  const client = await makeClient(kind, era)
+  await (await client.open([endpoint()])).close()
+  const before = await settle()
+  const session = await client.open([endpoint({ tools, pageSize: 100 })])
+  const open = await settle()
+  if (session.toolCount !== tools) throw new Error(`listed ${session.toolCount} tools, not ${tools}`)
+  await session.close()
+  return { extraRssMiB: (open.rss - before.rss) / MiB, extraHeapMiB: (open.heapUsed - before.heapUsed) / MiB }
+}
+
+const run = { peak, cycles, inventory }[mode]
 if (!run) {
   console.error(`unknown mode "${mode}"`)
   process.exit(2)

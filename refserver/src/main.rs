@@ -1,13 +1,19 @@
-//! `toolnexus-refserver`: a small, fast MCP server on stdio, for benchmarks and tests.
+//! `toolnexus-refserver`: a small, fast MCP server on stdio or streamable HTTP, for
+//! benchmarks and tests. It speaks both eras: the 2025 `initialize` handshake, and the
+//! 2026-07-28 revision (`server/discover`, requests carrying their version in `_meta`,
+//! results carrying `resultType`), which rmcp's server side answers on either transport.
 //!
 //! Tools: `echo` (returns `text`), `text` (returns `bytes` bytes of text), `sleep` (waits
 //! `ms` milliseconds), `fail` (an error result), then synthetic tools with realistic
 //! schemas up to the configured total, listed over pages of the configured size.
 //!
 //! ```text
-//! toolnexus-refserver [--tools N] [--page-size N]
+//! toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]]
 //!   --tools N      tools listed in total, the four above included (default 4)
 //!   --page-size N  tools per tools/list page (default 100)
+//!   --http         serve streamable HTTP on 127.0.0.1 instead of stdio; prints the
+//!                  endpoint's URL on stdout, serves until stdin closes
+//!   --port N       the HTTP port (default 0: an ephemeral one)
 //! env: TOOLNEXUS_REFSERVER_TOOLS, TOOLNEXUS_REFSERVER_PAGE_SIZE (flags win)
 //! ```
 //!
@@ -16,6 +22,7 @@
 //! pipes (tokio, Rust clients) or socket pairs (Node's `child_process`).
 
 mod catalog;
+mod http;
 mod stdio;
 
 use std::process::ExitCode;
@@ -39,10 +46,12 @@ const MAX_SLEEP_MS: u64 = 3_600_000;
 struct Options {
     tools: usize,
     page_size: usize,
+    /// `Some(port)`: serve HTTP on that port of 127.0.0.1.
+    http: Option<u16>,
 }
 
 fn usage() -> &'static str {
-    "usage: toolnexus-refserver [--tools N] [--page-size N]\n\
+    "usage: toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]]\n\
      env: TOOLNEXUS_REFSERVER_TOOLS, TOOLNEXUS_REFSERVER_PAGE_SIZE\n"
 }
 
@@ -56,7 +65,9 @@ fn options() -> Result<Options, String> {
     let mut options = Options {
         tools: catalog::CORE_TOOLS,
         page_size: 100,
+        http: None,
     };
+    let mut port = None;
     if let Ok(v) = std::env::var("TOOLNEXUS_REFSERVER_TOOLS") {
         options.tools = parse_count("TOOLNEXUS_REFSERVER_TOOLS", &v)?;
     }
@@ -78,6 +89,13 @@ fn options() -> Result<Options, String> {
         match flag.as_str() {
             "--tools" => options.tools = parse_count("--tools", &value()?)?,
             "--page-size" => options.page_size = parse_count("--page-size", &value()?)?,
+            "--http" => options.http = Some(0),
+            "--port" => {
+                let text = value()?;
+                let parsed = text.trim().parse::<u16>();
+                port =
+                    Some(parsed.map_err(|_| format!("--port must be 0 to 65535, got \"{text}\""))?);
+            }
             "-h" | "--help" => {
                 eprint!("{}", usage());
                 std::process::exit(0);
@@ -85,12 +103,18 @@ fn options() -> Result<Options, String> {
             _ => return Err(format!("unknown argument \"{arg}\"")),
         }
     }
+    match (port, options.http) {
+        (Some(port), Some(_)) => options.http = Some(port),
+        (Some(_), None) => return Err("--port needs --http".into()),
+        (None, _) => {}
+    }
     if options.page_size == 0 {
         return Err("the page size must be at least 1".into());
     }
     Ok(options)
 }
 
+#[derive(Clone)]
 struct RefServer {
     tools: Arc<[Tool]>,
     page_size: usize,
@@ -210,6 +234,15 @@ fn main() -> ExitCode {
             tools: catalog::tools(options.tools).into(),
             page_size: options.page_size,
         };
+        if let Some(port) = options.http {
+            return match http::serve(server, port).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("toolnexus-refserver: HTTP: {e}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         let (input, output) = stdio::streams();
         let transport = AsyncRwTransport::new_server(input, output);
         match server.serve(transport).await {
