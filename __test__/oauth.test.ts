@@ -10,7 +10,7 @@ import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
 import { createMcpStore, listMcpTools, loadMcp, type TokenStore } from "toolnexus"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
-import { runNode, tempDir, timed, toolNamed } from "./helpers.js"
+import { runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -84,6 +84,16 @@ describe("signing in", () => {
     const again = await listMcpTools({ docs: { url: server.url } }, { oauth: { tokenStore } })
     assert.deepEqual(again.status, { docs: "connected" })
     assert.equal(server.log.authorize.length, 1, "no second sign-in")
+  })
+
+  test("the person's time signing in does not count against the server's timeout", T, async (t) => {
+    const server = await oauthServer(t)
+    const slowPerson = async (url: URL) => (await sleep(2_500), followToRedirect(url))
+    const inv = await listMcpTools(
+      { docs: { url: server.url, timeout: 1_500 } },
+      { oauth: { tokenStore: memoryStore(), onAuthorize: slowPerson } },
+    )
+    assert.deepEqual(inv.status, { docs: "connected" }, inv.servers.docs?.error)
   })
 
   test("without onAuthorize and without a token, the server fails at once, saying how to sign in", T, async (t) => {

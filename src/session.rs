@@ -25,9 +25,10 @@ use rmcp::transport::Transport;
 use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rmcp::{ClientHandler, Peer};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use self::clock::Clock;
 use self::engine::{Engine, PeerWire, StdioWire};
 use self::handler::{Client, Shared};
 use self::observer::Observed;
@@ -188,6 +189,7 @@ impl Session {
                     timeout: spec.timeout,
                     protocol: spec.protocol,
                     cancel,
+                    pause: None,
                 };
                 let local = Some(Local {
                     child,
@@ -231,6 +233,7 @@ impl Session {
             timeout,
             protocol,
             cancel,
+            pause: Some((handler.0.hooks.oauth.signing_in(), name.to_owned())),
         };
         let streamable = start.run(handler.clone(), None, transport, explain).await;
         let Err(Failure::Reason(reason)) = &streamable else {
@@ -241,13 +244,20 @@ impl Session {
         }
         let left = timeout.saturating_sub(started.elapsed());
         let handshake = async { http::legacy(remote).await };
-        let transport =
-            match bounded(None, "the legacy SSE handshake", left, cancel, handshake).await {
-                Ok(transport) => transport,
-                Err(Failure::Aborted) => return Err(Failure::Aborted),
-                // Not a legacy server either: the streamable failure is the one that explains.
-                Err(Failure::Reason(_)) => return Err(Failure::Reason(reason.clone())),
-            };
+        let transport = match bounded(
+            None,
+            "the legacy SSE handshake",
+            (left, None),
+            cancel,
+            handshake,
+        )
+        .await
+        {
+            Ok(transport) => transport,
+            Err(Failure::Aborted) => return Err(Failure::Aborted),
+            // Not a legacy server either: the streamable failure is the one that explains.
+            Err(Failure::Reason(_)) => return Err(Failure::Reason(reason.clone())),
+        };
         let left = timeout.saturating_sub(started.elapsed());
         // The legacy transport predates the 2026 revision.
         let start = Start {
@@ -255,6 +265,7 @@ impl Session {
             timeout: left,
             protocol: ProtocolChoice::Legacy,
             cancel,
+            pause: None,
         };
         let mut session = start.run(handler, None, transport, broken_opening).await?;
         session.timeout = timeout;
@@ -517,7 +528,7 @@ impl Session {
         cancel: &'a CancellationToken,
         step: impl Future<Output = Result<T, String>> + 'a,
     ) -> impl Future<Output = Result<T, Failure>> + 'a {
-        bounded(self.child.as_deref(), phase, timeout, cancel, step)
+        bounded(self.child.as_deref(), phase, (timeout, None), cancel, step)
     }
 }
 
@@ -543,6 +554,8 @@ struct Start<'a> {
     timeout: Duration,
     protocol: ProtocolChoice,
     cancel: &'a CancellationToken,
+    /// Stands the clock still while a person signs in (remote servers).
+    pause: Option<Pause>,
 }
 
 impl Start<'_> {
@@ -586,7 +599,7 @@ impl Start<'_> {
         match bounded(
             child.as_deref(),
             "initialize",
-            self.timeout,
+            (self.timeout, self.pause),
             self.cancel,
             initialize,
         )
@@ -637,7 +650,7 @@ impl Start<'_> {
 async fn bounded<T>(
     child: Option<&ChildProcess>,
     phase: &str,
-    timeout: Duration,
+    (timeout, pause): (Duration, Option<Pause>),
     cancel: &CancellationToken,
     step: impl Future<Output = Result<T, impl Into<StepError>>>,
 ) -> Result<T, Failure> {
@@ -650,7 +663,7 @@ async fn bounded<T>(
     tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(Failure::Aborted),
-        result = tokio::time::timeout(timeout, step) => match result {
+        result = within(timeout, pause, step) => match result {
             Ok(Ok(value)) => Ok(value),
             Ok(Err(error)) => Err(Failure::Reason(match (error.into(), child) {
                 (StepError::Answered(reason), _) | (StepError::Broken(reason), None) => reason,
@@ -667,6 +680,37 @@ async fn bounded<T>(
         status = exited => {
             let child = child.expect("only a child can exit");
             Err(Failure::Reason(child.describe_exit(status, phase).await))
+        }
+    }
+}
+
+/// While a person signs in to the server (its name in the set), its phase's clock
+/// stands still.
+type Pause = (watch::Receiver<HashSet<String>>, String);
+
+/// `step`, or `Err` once `timeout` has run, not counting the time `pause` held it.
+async fn within<F: Future>(
+    timeout: Duration,
+    pause: Option<Pause>,
+    step: F,
+) -> Result<F::Output, ()> {
+    let Some((mut signing_in, name)) = pause else {
+        return tokio::time::timeout(timeout, step).await.map_err(|_| ());
+    };
+    let paused = |names: &HashSet<String>| names.contains(&name);
+    let mut clock = Clock::new(timeout, None, paused(&signing_in.borrow_and_update()));
+    tokio::pin!(step);
+    loop {
+        let expiry = async {
+            match clock.deadline() {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            output = &mut step => return Ok(output),
+            _ = expiry => return Err(()),
+            Ok(()) = signing_in.changed() => clock.set_paused(paused(&signing_in.borrow_and_update())),
         }
     }
 }

@@ -185,6 +185,8 @@ impl SignIn {
             credentials: record.credentials,
         };
         self.store.update(|record| *record = keep).await?;
+        // The person's time is not the server's: the opening's clock stands still.
+        let signing_in = self.hooks.person_signing_in(&self.server);
         let redirect = tokio::select! {
             asked = authorizer.authorize(session.auth_url.clone()) => match asked {
                 Ok(Some(url)) => url,
@@ -193,6 +195,7 @@ impl SignIn {
             },
             received = loopback.redirect() => received.map_err(AuthError::AuthorizationFailed)?,
         };
+        drop(signing_in);
         session.handle_callback_url(&redirect).await?;
         *current.lock().await = session.auth_manager;
         self.hooks.set_needs_sign_in(&self.server, false);

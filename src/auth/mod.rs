@@ -24,6 +24,7 @@ pub use client::OAuthClient;
 pub use store::{FileTokenStore, TokenStore};
 
 use rmcp::transport::auth::AuthError;
+use tokio::sync::watch;
 
 /// The host's part of signing in.
 pub trait Authorizer: Send + Sync {
@@ -43,6 +44,8 @@ pub struct OAuthHooks {
     tokens: Arc<dyn TokenStore>,
     /// The servers that asked for a sign-in nobody could give, by name.
     waiting: Arc<Mutex<HashSet<String>>>,
+    /// The servers whose person is signing in now, by name: their clocks stand still.
+    signing_in: Arc<watch::Sender<HashSet<String>>>,
 }
 
 impl OAuthHooks {
@@ -51,6 +54,23 @@ impl OAuthHooks {
             authorizer,
             tokens,
             waiting: Arc::default(),
+            signing_in: Arc::new(watch::Sender::new(HashSet::new())),
+        }
+    }
+
+    /// Changes whenever a person starts or ends signing in to some server.
+    pub fn signing_in(&self) -> watch::Receiver<HashSet<String>> {
+        self.signing_in.subscribe()
+    }
+
+    /// Counts server `name` as signing in while the guard lives.
+    fn person_signing_in(&self, name: &str) -> SigningIn {
+        self.signing_in.send_modify(|names| {
+            names.insert(name.to_owned());
+        });
+        SigningIn {
+            names: self.signing_in.clone(),
+            name: name.to_owned(),
         }
     }
 
@@ -72,6 +92,20 @@ impl OAuthHooks {
 impl Default for OAuthHooks {
     fn default() -> Self {
         OAuthHooks::new(None, Arc::new(FileTokenStore::new()))
+    }
+}
+
+/// A person signing in to one server (see `OAuthHooks::signing_in`).
+struct SigningIn {
+    names: Arc<watch::Sender<HashSet<String>>>,
+    name: String,
+}
+
+impl Drop for SigningIn {
+    fn drop(&mut self) {
+        self.names.send_modify(|names| {
+            names.remove(&self.name);
+        });
     }
 }
 
