@@ -180,6 +180,21 @@ describe("signing in", () => {
     assert.deepEqual(server.log.authorize[1]!.scope.split(" ").sort(), ["read", "write"])
   })
 
+  test(
+    "a step-up in the middle of a call: the person's time does not count against the call's timeout",
+    T,
+    async (t) => {
+      const server = await oauthServer(t, { scopes: ["read", "write"], challengeScope: "read", toolScope: "write" })
+      let signIns = 0
+      const onAuthorize = async (url: URL) => (++signIns > 1 && (await sleep(2_500)), followToRedirect(url))
+      const source = await loadMcp({ docs: { url: server.url } }, { oauth: { tokenStore: memoryStore(), onAuthorize } })
+      t.after(() => source.close())
+      const result = await toolNamed(source, "docs_whoami").execute({}, { timeout: 1_500 })
+      assert.equal(result.isError, false, result.output)
+      assert.equal(result.output, "read write")
+    },
+  )
+
   test("a step-up the server never satisfies fails the call after a bounded number of sign-ins", T, async (t) => {
     const server = await oauthServer(t, { scopes: ["read"], challengeScope: "read", toolScope: "admin" })
     const source = await loadMcp(

@@ -137,11 +137,14 @@ impl Engine {
             meta: OnceLock::new(),
         });
         let eliciting = engine.shared.eliciting.subscribe();
+        let signing_in = engine.shared.hooks.oauth.signing_in();
+        let server = engine.shared.server.clone();
         let exit = engine.child.as_ref().map(|child| child.exit_watch());
         tokio::spawn(sweep::run(
             engine.me.clone(),
             engine.nudge.clone(),
             eliciting,
+            (signing_in, server),
             exit,
         ));
         engine
@@ -396,8 +399,9 @@ impl Engine {
     }
 
     /// Times out what is due; returns when to look again (`None`: when nudged), or
-    /// `Err` once closed.
-    fn expire(&self, asking: &Asking) -> Result<Option<Instant>, ()> {
+    /// `Err` once closed. While a person signs in to the server (a step-up in the middle
+    /// of a call, say), every call's clock stands still.
+    fn expire(&self, asking: &Asking, signing_in: bool) -> Result<Option<Instant>, ()> {
         let now = Instant::now();
         let mut expired = Vec::new();
         let next = {
@@ -409,7 +413,7 @@ impl Engine {
             table.pending.retain(|id, call| {
                 if call.asking.is_none() {
                     call.clock
-                        .set_paused(asking.pauses(call.wire_request.as_ref()));
+                        .set_paused(signing_in || asking.pauses(call.wire_request.as_ref()));
                 }
                 match call.clock.deadline() {
                     Some(deadline) if deadline <= now => {

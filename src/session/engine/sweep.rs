@@ -1,7 +1,8 @@
 //! The engine's one timer: it sleeps until the earliest deadline, a nudge, or a change in
-//! the elicitations a person is answering, and ends the calls when a local server exits,
+//! what a person is doing for the server (answering an elicitation, signing in), and ends the calls when a local server exits,
 //! since its stdout may outlive it (held by a grandchild) and never tell.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 
 use tokio::sync::{Notify, watch};
@@ -14,13 +15,18 @@ pub async fn run(
     engine: Weak<Engine>,
     nudge: Arc<Notify>,
     mut eliciting: watch::Receiver<Asking>,
+    (mut signing_in, server): (watch::Receiver<HashSet<String>>, String),
     mut exit: Option<watch::Receiver<Option<Exit>>>,
 ) {
     let mut exited = false;
     loop {
         let next = {
             let asking = eliciting.borrow_and_update().clone();
-            match engine.upgrade().map(|engine| engine.expire(&asking)) {
+            let signing = signing_in.borrow_and_update().contains(&server);
+            match engine
+                .upgrade()
+                .map(|engine| engine.expire(&asking, signing))
+            {
                 Some(Ok(next)) => next,
                 _ => return,
             }
@@ -43,6 +49,7 @@ pub async fn run(
             _ = nudge.notified() => {}
             _ = sleep => {}
             changed = eliciting.changed() => if changed.is_err() { return },
+            Ok(()) = signing_in.changed() => {}
             _ = exiting, if !exited => {
                 exited = true;
                 if let Some(engine) = engine.upgrade() {
