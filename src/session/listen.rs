@@ -18,6 +18,8 @@ pub async fn tool_changes(peer: Peer<RoleClient>, shared: Arc<Shared>, closing: 
         let Ok(mut subscription) = peer.listen(filter).await else {
             return;
         };
+        // What changed between the first listing and the subscription would go unseen.
+        shared.tools_changed.send_modify(|n| *n += 1);
         while let Ok(Some(notification)) = subscription.next().await {
             if let ServerNotification::ToolListChangedNotification(_) = notification {
                 shared.tools_changed.send_modify(|n| *n += 1);

@@ -95,7 +95,7 @@ pub struct LineReader {
     state: Mutex<ReadState>,
     intercept: Arc<dyn Intercept>,
     writer: Arc<LineWriter>,
-    for_rmcp: Mutex<VecDeque<ServerJsonRpcMessage>>,
+    for_rmcp: Mutex<ForRmcp>,
     /// Who waits for the pipe: rmcp's task or a host thread.
     owner: AtomicU8,
     /// Set once the intercept has been told of the end.
@@ -112,6 +112,23 @@ pub struct LineReader {
     watchdog: Arc<Notify>,
     /// After a busy turn, the host is not offered the pipe again before this time.
     host_after: AtomicU64,
+}
+
+/// What rmcp has still to see, in the order the server wrote it.
+#[derive(Default)]
+struct ForRmcp {
+    queue: VecDeque<Queued>,
+    /// Whether rmcp is still handling the last message it took (it asks for the next one
+    /// only when done: a log line's delivery, say).
+    handling: bool,
+}
+
+enum Queued {
+    Message(ServerJsonRpcMessage),
+    /// A line read while messages before it wait for rmcp: taken (by the intercept, or
+    /// for rmcp) only in its turn, so that an answer never overtakes the log lines and
+    /// notifications the server sent before it.
+    Line(Vec<u8>),
 }
 
 /// What one turn of reading handled.
@@ -146,7 +163,7 @@ impl LineReader {
             }),
             intercept,
             writer: writer.clone(),
-            for_rmcp: Mutex::new(VecDeque::new()),
+            for_rmcp: Mutex::new(ForRmcp::default()),
             owner: AtomicU8::new(TOKIO),
             ended: AtomicBool::new(false),
             closed: AtomicBool::new(false),
@@ -170,7 +187,7 @@ impl LineReader {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn queue(&self) -> MutexGuard<'_, VecDeque<ServerJsonRpcMessage>> {
+    fn queue(&self) -> MutexGuard<'_, ForRmcp> {
         self.for_rmcp.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -189,7 +206,26 @@ impl LineReader {
     }
 
     pub(super) fn next_for_rmcp(&self) -> Option<ServerJsonRpcMessage> {
-        self.queue().pop_front()
+        loop {
+            let mut for_rmcp = self.queue();
+            let Some(next) = for_rmcp.queue.pop_front() else {
+                for_rmcp.handling = false;
+                return None;
+            };
+            let message = match next {
+                Queued::Message(message) => Some(message),
+                Queued::Line(line) => {
+                    drop(for_rmcp);
+                    let taken = super::take(&self.writer, &*self.intercept, &line);
+                    for_rmcp = self.queue();
+                    taken
+                }
+            };
+            if message.is_some() {
+                for_rmcp.handling = true;
+                return message;
+            }
+        }
     }
 
     /// Called after a line was written on the current thread: if it has a host loop and
@@ -276,7 +312,7 @@ impl LineReader {
             return Flow::Ended;
         }
         for _ in 0..READS_PER_TURN {
-            if self.queue().len() >= FOR_RMCP {
+            if self.queue().queue.len() >= FOR_RMCP {
                 return Flow::Backlogged;
             }
             // SAFETY: the descriptor is open for as long as `self` lives, and `buffer` is
@@ -336,12 +372,20 @@ impl LineReader {
                 continue;
             }
             lines += 1;
-            let taken = super::take(&self.writer, &*self.intercept, super::trim(&state.line));
-            state.line.clear();
-            if let Some(message) = taken {
-                self.queue().push_back(message);
+            let line = super::trim(&state.line);
+            let mut for_rmcp = self.queue();
+            if !for_rmcp.queue.is_empty() || for_rmcp.handling {
+                for_rmcp.queue.push_back(Queued::Line(line.to_vec()));
+                drop(for_rmcp);
                 self.changed.notify_one();
+            } else {
+                drop(for_rmcp);
+                if let Some(message) = super::take(&self.writer, &*self.intercept, line) {
+                    self.queue().queue.push_back(Queued::Message(message));
+                    self.changed.notify_one();
+                }
             }
+            state.line.clear();
         }
         lines
     }
