@@ -124,7 +124,7 @@ struct ForRmcp {
 }
 
 enum Queued {
-    Message(ServerJsonRpcMessage),
+    Message(Box<ServerJsonRpcMessage>),
     /// A line read while messages before it wait for rmcp: taken (by the intercept, or
     /// for rmcp) only in its turn, so that an answer never overtakes the log lines and
     /// notifications the server sent before it.
@@ -213,7 +213,7 @@ impl LineReader {
                 return None;
             };
             let message = match next {
-                Queued::Message(message) => Some(message),
+                Queued::Message(message) => Some(*message),
                 Queued::Line(line) => {
                     drop(for_rmcp);
                     let taken = super::take(&self.writer, &*self.intercept, &line);
@@ -381,6 +381,7 @@ impl LineReader {
             } else {
                 drop(for_rmcp);
                 if let Some(message) = super::take(&self.writer, &*self.intercept, line) {
+                    let message = Box::new(message);
                     self.queue().queue.push_back(Queued::Message(message));
                     self.changed.notify_one();
                 }
