@@ -60,12 +60,10 @@ export async function listMcpTools(input, opts) {
 
 export async function loadMcp(input, opts) {
   const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
-  const onLog = bridgeOnLog(opts?.onLog)
-  const calls = callQueue()
+  const calls = callQueue(bridgeOnLog(opts?.onLog))
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor, onLog, calls.wake, ...bridgeOAuth(opts?.oauth)),
+    native.loadMcp(configSource(input), canceller, waitFor, calls.wake, ...bridgeOAuth(opts?.oauth)),
   )
-  calls.attach(handle)
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)

@@ -75,24 +75,20 @@ function failure(metadata, reason) {
 }
 
 /**
- * The JS side of a native call queue: `wake` takes the queued events from the attached
- * handle (`takeEvents()`, flat `[id, kind, a, b, c, ...]`; kind 0 an outcome, 1 progress,
- * 2 a call given up) and settles or informs the calls they belong to.
- *
- * The handle holds `wake` through a threadsafe function, a GC root for as long as the
- * handle lives, so `wake` must reach the handle only weakly (and be created where no
- * strong reference to it is in scope): otherwise a source could never be collected.
+ * The JS side of a native call queue: `wake` gets each batch of events, flat
+ * `[id, kind, a, b, c, ...]` (kind 0 an outcome, 1 progress, 2 a call given up, 3 a log
+ * message, whose id is the server's name), settles or informs the calls they belong to and
+ * hands log messages to `onLog({ server, level, data, text })`, all in the order they came.
  */
-export function callQueue() {
+export function callQueue(onLog) {
   const pending = new Map() // id → { resolve, onProgress }
-  let source
   return {
-    attach(handle) {
-      source = new WeakRef(handle)
-    },
-    wake() {
-      const events = source?.deref()?.takeEvents() ?? []
+    wake(events) {
       for (let i = 0; i < events.length; i += 5) {
+        if (events[i + 1] === 3) {
+          onLog?.({ server: events[i], level: events[i + 2], data: events[i + 3], text: events[i + 4] })
+          continue
+        }
         const call = pending.get(events[i])
         if (call === undefined) continue
         if (events[i + 1] === 0) {

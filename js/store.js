@@ -354,7 +354,6 @@ export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
   const calls = callQueue()
   const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake, ...bridgeOAuth(opts?.oauth))
-  calls.attach(nativeStore)
   queues.set(nativeStore, calls)
   return new McpStore(nativeStore)
 }

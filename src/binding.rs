@@ -22,8 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 mod store;
 
-use self::bounded::{Bounded, Callback, kib};
-use self::call_queue::{CallQueue, Wake};
+use self::call_queue::{CallQueue, WakeFn};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Request};
@@ -215,43 +214,6 @@ impl Elicitor for JsElicitor {
     }
 }
 
-/// A server's `notifications/message`; `data` is JSON text, as the server sent it for the
-/// host's `onLog`; `text` is what the default printer prints, the server's secrets hidden.
-#[napi(object)]
-pub struct LogEvent {
-    pub server: String,
-    pub level: String,
-    pub data: String,
-    pub text: String,
-}
-
-type OnLog = Callback<LogEvent>;
-
-/// What log messages waiting for the JS thread may take, in KiB, across a source's
-/// servers; a server that logs faster than JS takes them waits.
-const LOG_BUDGET_KIB: u32 = 4 << 10;
-
-struct JsLogger(Bounded<LogEvent>);
-
-impl Logger for JsLogger {
-    fn log(
-        &self,
-        server: &str,
-        level: &str,
-        data: Value,
-        text: String,
-    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>> {
-        let event = LogEvent {
-            server: server.to_owned(),
-            level: level.to_owned(),
-            data: data.to_string(),
-            text,
-        };
-        let cost = kib(event.data.len() + event.text.len());
-        Box::pin(self.0.send(event, cost))
-    }
-}
-
 #[napi(catch_unwind, js_name = "loadMcp")]
 #[allow(
     clippy::too_many_arguments,
@@ -262,18 +224,17 @@ pub fn load_mcp<'env>(
     source: ConfigSource,
     canceller: &Canceller,
     wait_for: Option<WaitFor>,
-    on_log: Option<OnLog>,
-    wake: Wake,
+    wake: WakeFn<'env>,
     on_authorize: Option<oauth::JsCall>,
     token_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     host_loop::install(env);
     let cancel = canceller.token.clone();
+    let calls = CallQueue::new(wake)?;
     let hooks = Hooks {
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
-        logger: on_log
-            .map(|f| Arc::new(JsLogger(Bounded::new(f, LOG_BUDGET_KIB))) as Arc<dyn Logger>),
+        logger: Some(calls.clone() as Arc<dyn Logger>),
         oauth: oauth::hooks(on_authorize, token_store),
     };
     env.spawn_future(async move {
@@ -284,7 +245,7 @@ pub fn load_mcp<'env>(
         Ok(McpSourceHandle {
             source: Arc::new(source),
             summary: summary.into(),
-            calls: Arc::new(CallQueue::new(wake)),
+            calls,
             _live: live::SOURCES.count(),
         })
     })
@@ -351,7 +312,7 @@ impl McpSourceHandle {
     }
 
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its
-    /// progress and outcome come through `takeEvents`. Never throws for a failed call.
+    /// progress and outcome come through the call queue. Never throws for a failed call.
     #[napi(catch_unwind)]
     pub fn call_tool(
         &self,
@@ -394,12 +355,6 @@ impl McpSourceHandle {
         if let Some(tool) = self.source.tools.get(index as usize) {
             self.source.sessions[tool.server].abort_call(id as u64);
         }
-    }
-
-    /// Every call event since the last take, flat: `[id, kind, a, b, c, ...]`.
-    #[napi(catch_unwind)]
-    pub fn take_events<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
-        self.calls.take(env)
     }
 
     /// Closes every session and kills every server process tree. Idempotent.

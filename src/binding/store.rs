@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::bounded::{Bounded, Callback};
-use super::call_queue::{CallQueue, Wake};
+use super::call_queue::{CallQueue, WakeFn};
 use super::oauth::{JsCall, hooks as oauth_hooks};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
@@ -95,7 +95,7 @@ impl NativeStore {
         env: &Env,
         source: Option<ConfigSource>,
         options: Option<NativeStoreOptions>,
-        wake: Wake,
+        wake: WakeFn<'_>,
         on_authorize: Option<JsCall>,
         token_store: Option<JsCall>,
     ) -> Result<Self> {
@@ -115,7 +115,7 @@ impl NativeStore {
         host_loop::install(env);
         Ok(NativeStore {
             store: Arc::new(store),
-            calls: Arc::new(CallQueue::new(wake)),
+            calls: CallQueue::new(wake)?,
             running: Arc::default(),
             next_call: AtomicU64::new(1),
             _live: super::live::STORES.count(),
@@ -198,7 +198,7 @@ impl NativeStore {
     }
 
     /// Starts `tool` (the server's own name) of a service as the view names it and returns
-    /// the call's id; its progress and outcome come through `takeEvents`. Never throws for
+    /// the call's id; its progress and outcome come through the call queue. Never throws for
     /// a failed call.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
@@ -245,12 +245,6 @@ impl NativeStore {
         if let Some(cancel) = lock(&self.running).remove(&(id as u64)) {
             cancel.cancel();
         }
-    }
-
-    /// Every call event since the last take, flat: `[id, kind, a, b, c, ...]`.
-    #[napi(catch_unwind)]
-    pub fn take_events<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
-        self.calls.take(env)
     }
 
     /// Calls `listener(version)` after every change, until the store is freed. Changes
