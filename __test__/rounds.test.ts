@@ -4,7 +4,7 @@
 // call with a clear refusal.
 import assert from "node:assert/strict"
 import { test } from "node:test"
-import { loadMcp, type McpSource } from "toolnexus"
+import { listMcpTools, loadMcp, type McpSource } from "toolnexus"
 import { fixture, NODE, toolNamed } from "./helpers.js"
 
 const entry = { command: [NODE, fixture("rounds-server.mjs")], protocol: "2026-07-28" as const }
@@ -50,4 +50,24 @@ test("sampling and roots, which toolnexus does not offer, end the call with a re
       `MCP server "r" asked for ${method} during tools/call "${tool}", which toolnexus does not support`,
     )
   }
+})
+
+test("a tools/list that asks for input first is answered through waitFor, or fails without one", async (t) => {
+  const asking = { ...entry, command: [...entry.command, "--ask-to-list"] }
+  const asked: string[] = []
+  const source = await loadMcp(
+    { r: asking },
+    { waitFor: async (request) => (asked.push(request.prompt), { id: request.id, ok: true, data: {} }) },
+  )
+  t.after(() => source.close())
+  assert.deepEqual(source.status, { r: "connected" })
+  assert.deepEqual(
+    source.tools.map((tool) => tool.name),
+    ["r_loop", "r_sample", "r_roots", "r_confirm"],
+  )
+  assert.deepEqual(asked, ["List the tools?"])
+
+  const inventory = await listMcpTools({ r: asking })
+  assert.equal(inventory.status.r, "failed")
+  assert.equal(inventory.servers.r?.error, "asked for input during tools/list, but no waitFor was given to answer it")
 })

@@ -37,7 +37,7 @@ use self::redacted::RedactingSink;
 use self::wording::{answered_with_error, during, failed, overwhelmed_by_progress, timed_out};
 use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
-use crate::listed_tool::ListedTool;
+use crate::listed_tool::{ListedTool, PageParts};
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
@@ -301,9 +301,8 @@ impl Session {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let page = self.list_tools_page(cursor.as_deref());
             let (page, next_cursor, ttl_ms) =
-                match self.bounded("tools/list", self.timeout, cancel, page).await {
+                match self.list_tools_page(cursor.as_deref(), cancel).await {
                     // A server that offers no tools may refuse to list them: it has none.
                     Err(Failure::Reason(_))
                         if cursor.is_none() && !self.offers_tools() && !self.is_gone() =>
@@ -356,8 +355,38 @@ impl Session {
             .is_some_and(|info| info.capabilities.tools.is_some())
     }
 
-    async fn list_tools_page(&self, cursor: Option<&str>) -> engine::PageResult {
-        self.engine.list_tools_page(cursor).await
+    /// One page, after as many rounds of answering what the server asks as it takes (up
+    /// to `MAX_ROUNDS`). Each request has the whole timeout: the clock stands still while
+    /// a person answers.
+    async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+        cancel: &CancellationToken,
+    ) -> Result<PageParts, Failure> {
+        let mut asked = None;
+        for _ in 0..=engine::MAX_ROUNDS {
+            let round = asked
+                .as_ref()
+                .map(|(responses, asked): &(String, _)| (responses.clone(), asked));
+            let page = self.engine.list_tools_page(cursor, round);
+            let next = match self
+                .bounded("tools/list", self.timeout, cancel, page)
+                .await?
+            {
+                engine::Listed::Page(page) => return Ok(page),
+                engine::Listed::InputRequired(next) => next,
+            };
+            let answers = engine::rounds::fulfil(&self.shared, &next.requests, "tools/list");
+            let responses = tokio::select! {
+                _ = cancel.cancelled() => return Err(Failure::Aborted),
+                answers = answers => answers.map_err(Failure::Reason)?,
+            };
+            asked = Some((responses, next));
+        }
+        Err(Failure::Reason(format!(
+            "asked for input more than {} times during tools/list; the listing was given up",
+            engine::MAX_ROUNDS
+        )))
     }
 
     /// Keeps the `ttlMs` of the last listing; 0 (not cacheable) and nonsense are no hint.

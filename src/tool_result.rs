@@ -93,6 +93,14 @@ pub fn decode_outcome(json: &str) -> Option<Outcome> {
     }
 }
 
+/// Reads an answer that is an `InputRequiredResult`, and nothing else.
+pub fn decode_input_required(json: &str) -> Option<InputRequired> {
+    match decode_outcome(json)? {
+        Outcome::InputRequired(asked) => Some(asked),
+        Outcome::Complete(_) => None,
+    }
+}
+
 /// `isError`: the text parts joined by a blank line (or a fixed message when there is no
 /// text); else `structuredContent` as `JSON.stringify` prints it; else the text parts joined by newlines.
 fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {

@@ -6,7 +6,7 @@
 //! see `stdio`). Timeouts are one sweeper task per session, not a timer per call.
 
 mod peer;
-mod rounds;
+pub mod rounds;
 mod stdio;
 mod sweep;
 
@@ -36,7 +36,7 @@ pub use self::peer::PeerWire;
 pub use self::stdio::{Incoming, StdioWire};
 
 /// A server looping on input-required results is given up after this many rounds.
-const MAX_ROUNDS: u32 = 16;
+pub const MAX_ROUNDS: u32 = 16;
 
 /// Carries requests to the server.
 pub trait Wire: Send + Sync {
@@ -234,8 +234,13 @@ impl Engine {
         }
     }
 
-    /// One page of `tools/list`. Unbounded: the caller bounds it.
-    pub async fn list_tools_page(&self, cursor: Option<&str>) -> PageResult {
+    /// One page of `tools/list`, or what the server asks before it gives it; `round`
+    /// holds the answers to what it asked last. Unbounded: the caller bounds it.
+    pub async fn list_tools_page(
+        &self,
+        cursor: Option<&str>,
+        round: Option<(String, &InputRequired)>,
+    ) -> PageResult {
         let id = super::next_call_id();
         let (tx, rx) = oneshot::channel();
         {
@@ -250,6 +255,7 @@ impl Engine {
         if let Some(cursor) = cursor {
             params.push(format!("\"cursor\":{}", serde_json::Value::from(cursor)));
         }
+        params.extend(round_members(round));
         if let Some(meta) = self.meta().strip_prefix(',') {
             params.push(format!("\"_meta\":{{{meta}}}"));
         }
@@ -365,8 +371,9 @@ impl Engine {
             return;
         };
         self.runtime.spawn(async move {
+            let during = during(&tool);
             let answers = tokio::select! {
-                answers = rounds::fulfil(&me.shared, &asked.requests, &tool) => answers,
+                answers = rounds::fulfil(&me.shared, &asked.requests, &during) => answers,
                 _ = asking.cancelled() => return,
             };
             let Some(mut call) = me.table().pending.remove(&id) else {
@@ -507,14 +514,23 @@ impl Drop for Engine {
 }
 
 /// A page of tools and the cursor to the next, or why there is none.
-pub type PageResult = Result<PageParts, String>;
+pub type PageResult = Result<Listed, String>;
+
+/// A `tools/list` answer: a page, or what the server asks first (2026-07-28).
+pub enum Listed {
+    Page(PageParts),
+    InputRequired(InputRequired),
+}
 
 /// A listing's answer as a page.
 fn page(reply: Reply<'_>) -> PageResult {
     match reply {
         Reply::Result(result) => match serde_json::from_str::<Page>(result.get()) {
-            Ok(page) => Ok(page.into_parts()),
-            Err(_) => Err(unexpected_response("tools/list")),
+            Ok(page) => Ok(Listed::Page(page.into_parts())),
+            Err(_) => match tool_result::decode_input_required(result.get()) {
+                Some(asked) => Ok(Listed::InputRequired(asked)),
+                None => Err(unexpected_response("tools/list")),
+            },
         },
         Reply::Error(message) => Err(answered_with_error("tools/list", &message)),
         Reply::Broken(reason) => Err(reason("tools/list")),
@@ -530,6 +546,18 @@ impl Drop for ForgetListing<'_> {
     }
 }
 
+/// A later round's members of a request's params (`"inputResponses":...`): the answers,
+/// and the state the server asked to have echoed; none in the first round.
+fn round_members(round: Option<(String, &InputRequired)>) -> Option<String> {
+    let (responses, asked) = round?;
+    let mut params = format!("\"inputResponses\":{responses}");
+    if let Some(state) = &asked.state {
+        params.push_str(",\"requestState\":");
+        params.push_str(&serde_json::Value::from(state.as_str()).to_string());
+    }
+    Some(params)
+}
+
 /// The params of a `tools/call` request as JSON text: the arguments passed through as the
 /// caller wrote them; in a later round, the answers and the state the server asked for.
 fn call_params(
@@ -540,13 +568,9 @@ fn call_params(
 ) -> String {
     let name = serde_json::Value::from(&*call.tool);
     let mut params = format!("{{\"name\":{name},\"arguments\":{}", call.args);
-    if let Some((responses, asked)) = round {
-        params.push_str(",\"inputResponses\":");
-        params.push_str(&responses);
-        if let Some(state) = &asked.state {
-            params.push_str(",\"requestState\":");
-            params.push_str(&serde_json::Value::from(state.as_str()).to_string());
-        }
+    if let Some(members) = round_members(round) {
+        params.push(',');
+        params.push_str(&members);
     }
     params.push_str(&format!(
         ",\"_meta\":{{\"progressToken\":\"{}{id}\"{meta}}}}}",

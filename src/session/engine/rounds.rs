@@ -9,13 +9,13 @@ use serde_json::{Map, Value};
 
 use crate::elicitation;
 use crate::session::handler::Shared;
-use crate::session::wording::during;
 
-/// The answers as `inputResponses` JSON text, or why the call cannot go on.
+/// The answers as `inputResponses` JSON text, or why the request (`during`, as the
+/// failure names it) cannot go on.
 pub async fn fulfil(
     shared: &Shared,
     requests: &Map<String, Value>,
-    tool: &str,
+    during: &str,
 ) -> Result<String, String> {
     let mut asks = Vec::with_capacity(requests.len());
     for (key, request) in requests {
@@ -28,14 +28,12 @@ pub async fn fulfil(
                 method
             };
             return Err(format!(
-                "asked for {method} during {}, which toolnexus does not support",
-                during(tool)
+                "asked for {method} during {during}, which toolnexus does not support"
             ));
         }
         let Some(elicitor) = shared.hooks.elicitor.clone() else {
             return Err(format!(
-                "asked for input during {}, but no waitFor was given to answer it",
-                during(tool)
+                "asked for input during {during}, but no waitFor was given to answer it"
             ));
         };
         asks.push(async move {

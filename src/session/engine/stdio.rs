@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Engine, Progress, Reply, Wire};
+use super::{Engine, Listed, Progress, Reply, Wire};
 use crate::listed_tool::Page;
 use crate::session::wording::malformed_response;
 use crate::transport::MAX_MESSAGE_BYTES;
@@ -142,7 +142,7 @@ fn take_page(engine: &Engine, line: &[u8]) -> bool {
     let Some(listing) = our_id(answer.id).and_then(|id| engine.table().listings.remove(&id)) else {
         return false;
     };
-    let _ = listing.send(Ok(answer.result.into_parts()));
+    let _ = listing.send(Ok(Listed::Page(answer.result.into_parts())));
     true
 }
 
