@@ -367,7 +367,7 @@ impl Session {
         for _ in 0..=engine::MAX_ROUNDS {
             let round = asked
                 .as_ref()
-                .map(|(responses, asked): &(String, _)| (responses.clone(), asked));
+                .map(|(responses, asked): &(String, _)| (responses.as_str(), asked));
             let page = self.engine.list_tools_page(cursor, round);
             let next = match self
                 .bounded("tools/list", self.timeout, cancel, page)

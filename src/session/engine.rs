@@ -60,6 +60,10 @@ pub enum Reply<'a> {
     Error(String),
     /// The exchange broke; the reason is composed for the request's phase.
     Broken(&'a dyn Fn(&str) -> String),
+    /// The request's own response stream ended before its answer, the connection being
+    /// otherwise fine (streamable HTTP). In the 2026-07-28 revision, which cannot resume a
+    /// stream, a call is then sent once more; otherwise this is `Broken` with `reason`.
+    Interrupted(&'a dyn Fn(&str) -> String),
 }
 
 pub struct Engine {
@@ -107,6 +111,11 @@ struct Pending {
     sink: Arc<dyn CallSink>,
     /// Rounds answered so far.
     rounds: u32,
+    /// The answers to the last round and what it asked, sent with each request of the
+    /// next one.
+    answered: Option<(String, InputRequired)>,
+    /// Whether a request of this call was sent again after its response stream broke.
+    resent: bool,
     /// The request id of the transport below, when it tells which elicitations are this
     /// call's (streamable HTTP).
     wire_request: Option<rmcp::model::RequestId>,
@@ -159,6 +168,11 @@ impl Engine {
         self.meta.get().map_or("", String::as_str)
     }
 
+    /// Whether the session speaks the 2026-07-28 revision: only its requests carry `_meta`.
+    fn modern(&self) -> bool {
+        !self.meta().is_empty()
+    }
+
     fn table(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -202,16 +216,18 @@ impl Engine {
             wants_progress: spec.wants_progress,
             sink,
             rounds: 0,
+            answered: None,
+            resent: false,
             wire_request: None,
             asking: None,
         };
-        self.send_call(id, pending, None);
+        self.send_call(id, pending);
     }
 
     /// Registers `pending` under request `id` and sends its request: the first, or a
     /// later round's with the answers to what the server asked.
-    fn send_call(&self, id: u64, pending: Pending, round: Option<(String, &InputRequired)>) {
-        let params = call_params(id, &pending, self.meta(), round);
+    fn send_call(&self, id: u64, pending: Pending) {
+        let params = call_params(id, &pending, self.meta());
         let tool = pending.tool.clone();
         {
             let mut table = self.table();
@@ -239,7 +255,7 @@ impl Engine {
     pub async fn list_tools_page(
         &self,
         cursor: Option<&str>,
-        round: Option<(String, &InputRequired)>,
+        round: Option<(&str, &InputRequired)>,
     ) -> PageResult {
         let id = super::next_call_id();
         let (tx, rx) = oneshot::channel();
@@ -353,7 +369,11 @@ impl Engine {
                 None => unexpected(),
             },
             Reply::Error(message) => self.failed(answered_with_error(&during, &message)),
-            Reply::Broken(reason) => self.failed(reason(&during)),
+            Reply::Interrupted(_) if !call.resent && self.modern() => {
+                call.resent = true;
+                return self.send_call(super::next_call_id(), call);
+            }
+            Reply::Broken(reason) | Reply::Interrupted(reason) => self.failed(reason(&during)),
         };
         call.sink.done(call.call, output);
     }
@@ -385,10 +405,10 @@ impl Engine {
             };
             call.asking = None;
             call.rounds += 1;
+            call.answered = Some((responses, asked));
             let paused = me.shared.eliciting.borrow().pauses(None);
             call.clock.set_paused(paused);
-            let next = super::next_call_id();
-            me.send_call(next, call, Some((responses, &asked)));
+            me.send_call(super::next_call_id(), call);
         });
     }
 
@@ -533,7 +553,7 @@ fn page(reply: Reply<'_>) -> PageResult {
             },
         },
         Reply::Error(message) => Err(answered_with_error("tools/list", &message)),
-        Reply::Broken(reason) => Err(reason("tools/list")),
+        Reply::Broken(reason) | Reply::Interrupted(reason) => Err(reason("tools/list")),
     }
 }
 
@@ -548,7 +568,7 @@ impl Drop for ForgetListing<'_> {
 
 /// A later round's members of a request's params (`"inputResponses":...`): the answers,
 /// and the state the server asked to have echoed; none in the first round.
-fn round_members(round: Option<(String, &InputRequired)>) -> Option<String> {
+fn round_members(round: Option<(&str, &InputRequired)>) -> Option<String> {
     let (responses, asked) = round?;
     let mut params = format!("\"inputResponses\":{responses}");
     if let Some(state) = &asked.state {
@@ -560,15 +580,11 @@ fn round_members(round: Option<(String, &InputRequired)>) -> Option<String> {
 
 /// The params of a `tools/call` request as JSON text: the arguments passed through as the
 /// caller wrote them; in a later round, the answers and the state the server asked for.
-fn call_params(
-    id: u64,
-    call: &Pending,
-    meta: &str,
-    round: Option<(String, &InputRequired)>,
-) -> String {
+fn call_params(id: u64, call: &Pending, meta: &str) -> String {
+    let round = call.answered.as_ref();
     let name = serde_json::Value::from(&*call.tool);
     let mut params = format!("{{\"name\":{name},\"arguments\":{}", call.args);
-    if let Some(members) = round_members(round) {
+    if let Some(members) = round_members(round.map(|(responses, asked)| (&**responses, asked))) {
         params.push(',');
         params.push_str(&members);
     }
@@ -600,6 +616,8 @@ mod tests {
             wants_progress: false,
             sink: Arc::new(Nobody),
             rounds: 0,
+            answered: None,
+            resent: false,
             wire_request: None,
             asking: None,
         }
@@ -607,7 +625,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_call_passes_its_arguments_through_with_its_progress_token() {
-        let params = call_params(7, &pending("echo \"x\"", r#"{"text":"a\nb"}"#), "", None);
+        let params = call_params(7, &pending("echo \"x\"", r#"{"text":"a\nb"}"#), "");
         assert_eq!(
             params,
             r#"{"name":"echo \"x\"","arguments":{"text":"a\nb"},"_meta":{"progressToken":"tn-7"}}"#
@@ -620,9 +638,10 @@ mod tests {
             requests: serde_json::Map::new(),
             state: Some("s\"1".into()),
         };
-        let round = Some((r#"{"k":{"action":"decline"}}"#.to_owned(), &asked));
+        let mut later = pending("t", "{}");
+        later.answered = Some((r#"{"k":{"action":"decline"}}"#.to_owned(), asked));
         let meta = r#","io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
-        let params = call_params(9, &pending("t", "{}"), meta, round);
+        let params = call_params(9, &later, meta);
         let params: serde_json::Value = serde_json::from_str(&params).expect("JSON");
         assert_eq!(params["inputResponses"]["k"]["action"], "decline");
         assert_eq!(params["requestState"], "s\"1");
@@ -631,7 +650,7 @@ mod tests {
             params["_meta"]["io.modelcontextprotocol/protocolVersion"],
             "2026-07-28"
         );
-        let first = call_params(9, &pending("t", "{}"), meta, None);
+        let first = call_params(9, &pending("t", "{}"), meta);
         assert!(!first.contains("requestState") && !first.contains("inputResponses"));
     }
 }

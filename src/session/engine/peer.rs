@@ -102,6 +102,10 @@ impl Wire for PeerWire {
                 Err(ServiceError::McpError(error)) => {
                     engine.reply(id, Reply::Error(error.message.to_string()));
                 }
+                // rmcp ends a request this way when its response stream ends unanswered.
+                Err(error @ ServiceError::TransportClosed) => {
+                    engine.reply(id, Reply::Interrupted(&|phase| describe(&error, phase)))
+                }
                 Err(error) => engine.reply(id, Reply::Broken(&|phase| describe(&error, phase))),
             }
         });
