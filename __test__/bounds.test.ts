@@ -77,6 +77,17 @@ describe("stdio", () => {
       await source.close()
     }
   })
+  test("a 64 MiB result arrives whole", T, async () => {
+    const entry = { command: [NODE, fixture("big-result.mjs")], protocol: "2026-07-28" as const }
+    const source = await loadMcp({ big: entry })
+    try {
+      const result = await source.tools[0]!.execute({ bytes: 64 * MiB })
+      assert.equal(result.isError, false, result.output.slice(0, 200))
+      assert.equal(result.output.length, 64 * MiB)
+    } finally {
+      await source.close()
+    }
+  })
 })
 
 describe("callbacks while the JS thread is busy", () => {

@@ -226,7 +226,7 @@ while IFS= read -r line; do
       echo "{\"jsonrpc\":\"2.0\",\"id\":\"$(id "$line")\",\"result\":{\"tools\":[{\"name\":\"huge\"},{\"name\":\"small\"}]}}" ;;
     *'"name":"huge"'*)
       printf '{"jsonrpc":"2.0","id":"%s","result":{"content":[{"type":"text","text":"' "$(id "$line")"
-      head -c 70000000 /dev/zero | tr '\0' x
+      head -c 140000000 /dev/zero | tr '\0' x
       printf '"}]}}\n' ;;
     *'"name":"small"'*)
       echo "{\"jsonrpc\":\"2.0\",\"id\":\"$(id "$line")\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"ok\"}]}}" ;;
@@ -241,7 +241,7 @@ async fn an_answer_over_the_size_limit_fails_its_call_at_once_and_the_session_go
     assert_eq!(
         huge,
         ToolOutput::error(
-            "MCP server \"sed\" answered tools/call \"huge\" with a message over the 64 MiB limit"
+            "MCP server \"sed\" answered tools/call \"huge\" with a message over the 128 MiB limit"
         )
     );
     let small = call(&source, "small", "{}", LONG).await;

@@ -18,7 +18,6 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use self::reader::ReaderLink;
-use super::MAX_MESSAGE_BYTES;
 
 mod reader;
 
@@ -38,7 +37,7 @@ pub trait Intercept: Send + Sync {
 
 /// The most that may wait for a server that does not read its input; a line that would
 /// take the backlog past it is refused (the first line of a backlog is always taken).
-pub const MAX_BACKLOG: usize = MAX_MESSAGE_BYTES;
+pub const MAX_BACKLOG: usize = 64 << 20;
 
 /// Why a line was not written.
 #[derive(Debug)]

@@ -9,5 +9,6 @@ pub mod reaper;
 pub mod stdio;
 mod tls;
 
-/// The largest JSON-RPC message accepted from a server.
-pub const MAX_MESSAGE_BYTES: usize = 64 << 20;
+/// The largest JSON-RPC message accepted from a server: room for a 64 MiB result and its
+/// envelope, while a hostile server's endless line still fails in bounded memory.
+pub const MAX_MESSAGE_BYTES: usize = 128 << 20;
