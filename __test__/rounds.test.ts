@@ -5,7 +5,7 @@
 import assert from "node:assert/strict"
 import { test } from "node:test"
 import { listMcpTools, loadMcp, type McpSource } from "toolnexus"
-import { fixture, NODE, toolNamed } from "./helpers.js"
+import { failureLines, fixture, NODE, runNode, toolNamed } from "./helpers.js"
 
 const entry = { command: [NODE, fixture("rounds-server.mjs")], protocol: "2026-07-28" as const }
 

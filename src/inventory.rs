@@ -35,6 +35,8 @@ pub struct ServerOutcome {
     /// From the start to connected and listed, or to failing; none when nothing started.
     pub took: Option<Duration>,
     pub connected: Option<Connected>,
+    /// The version it spoke, once its opening succeeded (even if the listing then failed).
+    pub protocol_version: Option<String>,
     /// It failed for want of an OAuth sign-in nobody could give.
     pub needs_sign_in: bool,
 }
@@ -63,21 +65,26 @@ pub async fn connect_all(
             tokio::spawn(async move {
                 let started = Instant::now();
                 let enabled = matches!(state, ServerState::Enabled(_));
-                let (status, reason, connected) = match state {
-                    ServerState::Disabled => (Status::Disabled, None, None),
-                    ServerState::Invalid(reason) => (Status::Failed, Some(reason), None),
+                let (status, reason, connected, protocol_version) = match state {
+                    ServerState::Disabled => (Status::Disabled, None, None, None),
+                    ServerState::Invalid(reason) => (Status::Failed, Some(reason), None, None),
                     ServerState::Enabled(spec) => {
                         match connect_and_list(&name, &spec, &hooks, &cancel).await {
                             Ok((session, tools)) => {
+                                let version = session.protocol_version();
                                 let connected = Connected {
                                     session,
                                     tools,
                                     filter: spec.tools,
                                 };
-                                (Status::Connected, None, Some(connected))
+                                (Status::Connected, None, Some(connected), version)
                             }
-                            Err(Failure::Aborted) => (Status::Failed, None, None),
-                            Err(Failure::Reason(reason)) => (Status::Failed, Some(reason), None),
+                            Err((Failure::Aborted, version)) => {
+                                (Status::Failed, None, None, version)
+                            }
+                            Err((Failure::Reason(reason), version)) => {
+                                (Status::Failed, Some(reason), None, version)
+                            }
                         }
                     }
                 };
@@ -89,6 +96,7 @@ pub async fn connect_all(
                     reason,
                     took,
                     connected,
+                    protocol_version,
                     needs_sign_in,
                 }
             })
@@ -103,6 +111,7 @@ pub async fn connect_all(
             reason: Some(format!("internal error: {e}")),
             took: None,
             connected: None,
+            protocol_version: None,
             needs_sign_in: false,
         }));
     }
@@ -113,18 +122,23 @@ pub async fn connect_all(
     Ok(outcomes)
 }
 
+/// A session and its tools; or why not, with the version the server spoke when the
+/// failure came after the opening.
 pub(crate) async fn connect_and_list(
     name: &str,
     spec: &crate::config::ServerSpec,
     hooks: &Hooks,
     cancel: &CancellationToken,
-) -> Result<(Session, Vec<ListedTool>), Failure> {
-    let session = Session::connect(name, spec, hooks, cancel).await?;
+) -> Result<(Session, Vec<ListedTool>), (Failure, Option<String>)> {
+    let session = Session::connect(name, spec, hooks, cancel)
+        .await
+        .map_err(|failure| (failure, None))?;
     match session.list_tools(cancel).await {
         Ok(tools) => Ok((session, tools)),
         Err(failure) => {
+            let version = session.protocol_version();
             session.kill().await;
-            Err(failure)
+            Err((failure, version))
         }
     }
 }
@@ -184,10 +198,7 @@ impl ServerOutcome {
     fn report(&self) -> Value {
         let report = ServerReport {
             status: self.status,
-            protocol_version: self
-                .connected
-                .as_ref()
-                .and_then(|c| c.session.protocol_version()),
+            protocol_version: self.protocol_version.clone(),
             connect_ms: self.took.map(|t| (t.as_secs_f64() * 1000.0).round()),
             tool_count: self.connected.as_ref().map(|c| c.tools.len()),
             error: self.reason.as_deref(),
@@ -242,7 +253,14 @@ fn record_status(
         serde_json::to_value(outcome.status).unwrap_or_default(),
     );
     if let Some(reason) = &outcome.reason {
-        failures.push(format!("MCP server \"{}\" failed: {reason}", outcome.name));
+        let spoke = match &outcome.protocol_version {
+            Some(version) => format!(" (it speaks MCP {version})"),
+            None => String::new(),
+        };
+        failures.push(format!(
+            "MCP server \"{}\" failed: {reason}{spoke}",
+            outcome.name
+        ));
     }
 }
 

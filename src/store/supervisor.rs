@@ -16,7 +16,8 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
     let mut connected_once = false;
     let mut failures = 0;
     loop {
-        match connect_and_list(&service.local, &spec, &inner.hooks, &service.stop).await {
+        let connected = connect_and_list(&service.local, &spec, &inner.hooks, &service.stop).await;
+        match connected.map_err(|(failure, _)| failure) {
             Err(Failure::Aborted) => return,
             // A server that never came up is as failed as in loadMcp: retrying a bad
             // command or a wrong URL only hides the mistake.
