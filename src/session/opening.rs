@@ -15,13 +15,14 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientConfig, ClientJsonRpcMessage, ClientNotification, ClientRequest, DiscoverRequest,
-    DiscoverRequestParams, EmptyResult, ErrorCode, ErrorData, InitializeRequest,
-    InitializedNotification, JsonRpcMessage, ProtocolVersion, RequestId, RequestMetaObject,
-    ServerPeerInfo, ServerRequest, ServerResult,
+    ClientConfig, ClientJsonRpcMessage, ClientNotification, ClientRequest, CustomResult,
+    DiscoverRequest, DiscoverRequestParams, DiscoverResult, EmptyResult, ErrorCode, ErrorData,
+    InitializeRequest, InitializedNotification, JsonRpcMessage, ProtocolVersion, RequestId,
+    RequestMetaObject, ServerPeerInfo, ServerRequest, ServerResult,
 };
 use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
+use serde_json::Value;
 
 use super::wording::{answered_with_error, unexpected_response};
 use super::{StepError, unsupported_version};
@@ -151,8 +152,8 @@ pub async fn open<T: Transport<RoleClient>>(
         };
         if id == discover_id() && state.discover_pending {
             state.discover_pending = false;
-            match answer {
-                Ok(ServerResult::DiscoverResult(result)) => {
+            match answer.map(discover_result) {
+                Ok(Some(result)) => {
                     let modern = ProtocolVersion::V_2026_07_28;
                     if result.supported_versions.contains(&modern) {
                         let peer = ServerPeerInfo::from_discover_result(modern, result);
@@ -168,7 +169,7 @@ pub async fn open<T: Transport<RoleClient>>(
                         versions.collect::<Vec<_>>().join(", ")
                     ));
                 }
-                Ok(_) => state.discover_refused = Some(unexpected_response("server/discover")),
+                Ok(None) => state.discover_refused = Some(unexpected_response("server/discover")),
                 // The version is refused but listed as supported: asked again, once.
                 Err(error) if offers_modern(&error) && !state.discover_retried => {
                     state.discover_retried = true;
@@ -234,6 +235,23 @@ pub async fn open<T: Transport<RoleClient>>(
                 }
             }
         }
+    }
+}
+
+/// A discover answer as rmcp reads it, or as the revision allows it: an absent
+/// `resultType` means complete, and a server that leaves out the caching hints gives none
+/// (`ttlMs` 0, `cacheScope` private). rmcp takes such an answer for a result of no known
+/// kind.
+fn discover_result(answer: ServerResult) -> Option<DiscoverResult> {
+    match answer {
+        ServerResult::DiscoverResult(result) => Some(result),
+        ServerResult::CustomResult(CustomResult(Value::Object(mut fields))) => {
+            fields.entry("resultType").or_insert("complete".into());
+            fields.entry("ttlMs").or_insert(0.into());
+            fields.entry("cacheScope").or_insert("private".into());
+            serde_json::from_value(Value::Object(fields)).ok()
+        }
+        _ => None,
     }
 }
 
