@@ -131,8 +131,8 @@ describe("streamable HTTP", () => {
 })
 
 describe("legacy HTTP+SSE fallback (2024-11-05)", () => {
-  for (const postStatus of [405, 404]) {
-    test(`a streamable POST answered ${postStatus}: falls back to GET /sse and works`, T, async () => {
+  for (const postStatus of [405, 404, 200]) {
+    test(`a streamable POST answered ${postStatus} (no MCP answer): falls back to GET /sse and works`, T, async () => {
       const srv = await startLegacy({ postStatus })
       try {
         await withSource({ old: { url: srv.url } }, async (source) => {

@@ -243,7 +243,14 @@ impl Session {
             return streamable;
         }
         let left = timeout.saturating_sub(started.elapsed());
-        let handshake = async { http::legacy(remote).await };
+        let not_legacy = std::sync::Mutex::new(None);
+        let handshake = async {
+            http::legacy(remote).await.map_err(|e| {
+                let reason = e.to_string();
+                *not_legacy.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
+                reason
+            })
+        };
         let transport = match bounded(
             None,
             "the legacy SSE handshake",
@@ -255,8 +262,14 @@ impl Session {
         {
             Ok(transport) => transport,
             Err(Failure::Aborted) => return Err(Failure::Aborted),
-            // Not a legacy server either: the streamable failure is the one that explains.
-            Err(Failure::Reason(_)) => return Err(Failure::Reason(reason.clone())),
+            Err(Failure::Reason(_)) => {
+                let not_legacy = not_legacy.into_inner().unwrap_or_else(|e| e.into_inner());
+                let reason = match not_legacy {
+                    Some(not_legacy) => http::explain_not_legacy(&not_legacy, reason.clone()),
+                    None => reason.clone(),
+                };
+                return Err(Failure::Reason(reason));
+            }
         };
         let left = timeout.saturating_sub(started.elapsed());
         // The legacy transport predates the 2026 revision.

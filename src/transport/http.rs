@@ -20,7 +20,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use super::MAX_MESSAGE_BYTES;
-use super::legacy_sse::{self, LegacySseTransport};
+use super::legacy_sse::{self, LegacySseTransport, NotLegacy};
 use crate::auth::{self, OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
@@ -69,12 +69,27 @@ pub fn streamable(
 }
 
 /// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
-pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, String> {
+pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> {
     install_crypto_provider();
     let client = client_builder()
         .build()
         .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
     legacy_sse::connect(client, &spec.url, headers(spec)?).await
+}
+
+/// Why a server that answered neither as streamable HTTP nor as legacy HTTP+SSE failed:
+/// a GET refused as unauthorized or forbidden says what the POST's refusal meant;
+/// otherwise `streamable`, the first failure, is the one that explains.
+pub fn explain_not_legacy(not_legacy: &NotLegacy, streamable: String) -> String {
+    match not_legacy {
+        NotLegacy::Answered(status) if *status == reqwest::StatusCode::UNAUTHORIZED => {
+            UNAUTHORIZED.into()
+        }
+        NotLegacy::Answered(status) if *status == reqwest::StatusCode::FORBIDDEN => {
+            FORBIDDEN.into()
+        }
+        _ => streamable,
+    }
 }
 
 /// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
@@ -105,22 +120,26 @@ fn install_crypto_provider() {
 }
 
 /// Why opening a remote session failed over HTTP, in words; and whether the server may be
-/// a legacy HTTP+SSE one (a 4xx other than 401/403 to the initialize POST, as the spec
-/// describes).
+/// a legacy HTTP+SSE one: its answer to the first POST was no usable answer (a 4xx without
+/// a JSON-RPC error, say), which only a GET of its event stream tells apart, as the spec
+/// describes. rmcp says which status it was only in words.
 pub fn explain_open_error(error: &StreamableHttpError<reqwest::Error>) -> (String, bool) {
     match error {
         StreamableHttpError::Auth(error) => (auth::explain(error), false),
         StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
         StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
-        StreamableHttpError::UnexpectedServerResponse(text) => match http_status(text) {
-            Some(401) => (UNAUTHORIZED.into(), false),
-            Some(403) => (FORBIDDEN.into(), false),
-            Some(code) => (
-                format!("answered initialize with HTTP {code}"),
-                (400..500).contains(&code),
-            ),
-            None => (format!("initialize failed: {text}"), false),
-        },
+        StreamableHttpError::UnexpectedServerResponse(text) => {
+            (format!("initialize failed: {}", brief(text)), true)
+        }
+        StreamableHttpError::UnexpectedContentType(kind) => {
+            let kind = kind
+                .as_deref()
+                .map_or("none".into(), |k| format!("\"{}\"", brief(k)));
+            (
+                format!("answered initialize with content type {kind}"),
+                true,
+            )
+        }
         StreamableHttpError::HttpStatus(status) => {
             (format!("answered initialize with {status}"), false)
         }
@@ -142,13 +161,17 @@ pub fn explain_send_error(error: &(dyn std::error::Error + Send + Sync + 'static
     }
 }
 
+/// The first line of a server's words, at most 200 characters: an error page may be long.
+fn brief(text: &str) -> &str {
+    let line = text.lines().next().unwrap_or_default();
+    match line.char_indices().nth(200) {
+        Some((end, _)) => &line[..end],
+        None => line,
+    }
+}
+
 const UNAUTHORIZED: &str = "is unauthorized (HTTP 401): check the credentials in its \"headers\"";
 const FORBIDDEN: &str = "is forbidden (HTTP 403): check the credentials in its \"headers\"";
-
-/// The status code in rmcp's "HTTP 404 Not Found: ..." text.
-fn http_status(text: &str) -> Option<u16> {
-    text.strip_prefix("HTTP ")?.get(..3)?.parse().ok()
-}
 
 /// An error with its causes, which say what actually went wrong ("Connection refused").
 fn error_chain(error: &reqwest::Error) -> String {

@@ -44,12 +44,38 @@ impl std::fmt::Display for SendError {
 
 impl std::error::Error for SendError {}
 
+/// Why a server is not a legacy HTTP+SSE one.
+#[derive(Debug)]
+pub enum NotLegacy {
+    /// The GET of the event stream was answered with this status, or without a stream.
+    Answered(reqwest::StatusCode),
+    Other(String),
+}
+
+impl std::fmt::Display for NotLegacy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotLegacy::Answered(status) => write!(
+                f,
+                "GET of the event stream answered HTTP {status}, not an event stream"
+            ),
+            NotLegacy::Other(reason) => f.write_str(reason),
+        }
+    }
+}
+
+impl From<String> for NotLegacy {
+    fn from(reason: String) -> Self {
+        NotLegacy::Other(reason)
+    }
+}
+
 /// Opens the event stream and waits for the `endpoint` event (the caller bounds the wait).
 pub async fn connect(
     client: Client,
     url: &str,
     headers: HeaderMap,
-) -> Result<LegacySseTransport, String> {
+) -> Result<LegacySseTransport, NotLegacy> {
     let url = Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     let response = client
         .get(url.clone())
@@ -65,9 +91,7 @@ pub async fn connect(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|ct| ct.starts_with("text/event-stream"));
     if !status.is_success() || !is_event_stream {
-        return Err(format!(
-            "GET of the event stream answered HTTP {status}, not an event stream"
-        ));
+        return Err(NotLegacy::Answered(status));
     }
     let (endpoint_tx, endpoint_rx) = oneshot::channel();
     let (incoming_tx, incoming) = mpsc::channel(64);
@@ -84,7 +108,9 @@ pub async fn connect(
         .map_err(|e| format!("the endpoint event named an invalid URL: {e}"))?;
     // Messages (and any credentials in the headers) must not be sent to another origin.
     if endpoint.origin() != url.origin() {
-        return Err("the endpoint event named a URL on another origin".into());
+        return Err(NotLegacy::Other(
+            "the endpoint event named a URL on another origin".into(),
+        ));
     }
     Ok(LegacySseTransport {
         client,
