@@ -218,7 +218,7 @@ class View {
         runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
           const json = JSON.stringify(args ?? {})
           const id = nativeStore.callTool(agent, serviceName, target, json, timeout, onProgress !== undefined, maxTotal)
-          return { result: calls.result(id, onProgress), abort: () => nativeStore.abortCall(id) }
+          return { result: calls.result(id, onProgress), abort: () => nativeStore.abortCall(agent, serviceName, id) }
         }),
     }
     return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
