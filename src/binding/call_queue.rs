@@ -25,6 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::bounded::kib;
 use crate::session::{CallSink, Logger, Progress};
 use crate::tool_result::ToolOutput;
+use crate::transport::lines::cork;
 
 /// The JS function that takes each batch, as `loadMcp` and the store are given it.
 pub type WakeFn<'env> = Function<'env, (), Unknown<'static>>;
@@ -107,7 +108,12 @@ impl CallQueue {
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(move |ctx| Ok(taker.take(&ctx.env)))?;
+            .build_callback(move |ctx| {
+                // The calls this batch's continuations start go out together, at the end of
+                // the loop's turn.
+                cork();
+                Ok(taker.take(&ctx.env))
+            })?;
         let _ = shared.wake.set(RawWake(wake.raw()));
         Ok(Arc::new(CallQueue {
             shared,

@@ -19,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use self::reader::ReaderLink;
 
+mod cork;
 mod reader;
 
+pub use self::cork::{cork, set_can_cork, uncork};
 pub use self::reader::{Flow, HostLoop, LineReader, has_host_loop, set_host_loop};
 
 /// Sees each incoming line before rmcp does.
@@ -75,6 +77,7 @@ impl From<io::Error> for WriteError {
 /// that has it; what the pipe cannot take yet waits in a backlog that a task flushes, and
 /// later lines queue behind it, so lines never interleave or overtake each other.
 pub struct LineWriter {
+    me: Weak<LineWriter>,
     state: Mutex<WriterState>,
     backlogged: Notify,
     closed: CancellationToken,
@@ -100,7 +103,8 @@ impl LineWriter {
         // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
         // for as long as it is registered.
         let pipe = unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE)? };
-        let writer = Arc::new(LineWriter {
+        let writer = Arc::new_cyclic(|me| LineWriter {
+            me: me.clone(),
             state: Mutex::new(WriterState {
                 pipe: Some(Arc::new(pipe)),
                 backlog: Vec::new(),
@@ -147,12 +151,48 @@ impl LineWriter {
             state.backlog.extend_from_slice(line);
             return Ok(());
         }
+        if cork::corked()
+            && let Some(me) = self.me.upgrade()
+        {
+            // Waits in the backlog, so that lines of other threads queue behind it.
+            state.backlog.extend_from_slice(line);
+            drop(state);
+            cork::hold(me);
+            return Ok(());
+        }
         let written = write_some(pipe, line)?;
         if written < line.len() {
             state.backlog.extend_from_slice(&line[written..]);
             self.backlogged.notify_one();
         }
         Ok(())
+    }
+
+    /// Writes the lines corked on this thread (see `cork`); what the pipe cannot take yet
+    /// is left to the backlog's task.
+    fn flush_corked(&self) {
+        let mut state = self.state();
+        let Some(pipe) = state.pipe.clone() else {
+            return;
+        };
+        if !state.has_backlog() {
+            return;
+        }
+        match write_some(&pipe, &state.backlog[state.sent..]) {
+            Ok(written) => {
+                state.sent += written;
+                if state.has_backlog() {
+                    self.backlogged.notify_one();
+                } else {
+                    (state.backlog, state.sent) = (Vec::new(), 0);
+                }
+            }
+            Err(_) => {
+                drop(state);
+                // The server is gone: its end of output fails what waits for it.
+                self.close();
+            }
+        }
     }
 
     /// Whether the server has read everything written to it so far, backlog included (a
