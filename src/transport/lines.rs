@@ -40,6 +40,8 @@ pub trait Intercept: Send + Sync {
 /// The most that may wait for a server that does not read its input; a line that would
 /// take the backlog past it is refused (the first line of a backlog is always taken).
 pub const MAX_BACKLOG: usize = 64 << 20;
+/// Corked lines go out once they reach this many bytes, before the host's turn ends.
+const CORKED_BYTES: usize = 2 << 10;
 
 /// Why a line was not written.
 #[derive(Debug)]
@@ -92,6 +94,8 @@ struct WriterState {
     /// only once all of it is written, so a big request is never shifted piece by piece.
     backlog: Vec<u8>,
     sent: usize,
+    /// Whether the backlog holds corked lines, not lines the pipe could not take.
+    corked: bool,
 }
 
 impl LineWriter {
@@ -109,6 +113,7 @@ impl LineWriter {
                 pipe: Some(Arc::new(pipe)),
                 backlog: Vec::new(),
                 sent: 0,
+                corked: false,
             }),
             backlogged: Notify::new(),
             closed: CancellationToken::new(),
@@ -149,6 +154,11 @@ impl LineWriter {
                 return Err(WriteError::NotReading(waiting));
             }
             state.backlog.extend_from_slice(line);
+            // A few corked lines go out at once: the server starts on them while the
+            // host goes on.
+            if state.corked && waiting + line.len() >= CORKED_BYTES {
+                self.write_backlog(state);
+            }
             return Ok(());
         }
         if cork::corked()
@@ -156,6 +166,7 @@ impl LineWriter {
         {
             // Waits in the backlog, so that lines of other threads queue behind it.
             state.backlog.extend_from_slice(line);
+            state.corked = true;
             drop(state);
             cork::hold(me);
             return Ok(());
@@ -171,7 +182,13 @@ impl LineWriter {
     /// Writes the lines corked on this thread (see `cork`); what the pipe cannot take yet
     /// is left to the backlog's task.
     fn flush_corked(&self) {
-        let mut state = self.state();
+        self.write_backlog(self.state());
+    }
+
+    /// Writes what the backlog holds as far as the pipe takes it now; the backlog's task
+    /// writes the rest.
+    fn write_backlog(&self, mut state: MutexGuard<'_, WriterState>) {
+        state.corked = false;
         let Some(pipe) = state.pipe.clone() else {
             return;
         };
