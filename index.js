@@ -113,21 +113,18 @@ function bridgeOnLog(onLog) {
 function mcpTools(handle, calls, tools) {
   const withSchema = lazySchemas((index) => handle.inputSchema(index))
   const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
+  // Tools are keyed by their index in the summary.
+  const native = {
+    start: (index, _tool, json, timeout, wantsProgress, maxTotal) =>
+      handle.callTool(index, json, timeout, wantsProgress, maxTotal),
+    abort: (index, id) => handle.abortCall(index, id),
+  }
   return tools.map(({ name, description, server, tool }, index) => {
     if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
     const metadata = resultMetadata.get(server)
     const mcp = withSchema({ name, description }, index)
     mcp.source = "mcp"
-    mcp.execute = (args, ctx) =>
-      runToolCall(
-        metadata,
-        ctx,
-        () => tool,
-        (timeout, onProgress, maxTotal) => {
-          const id = handle.callTool(index, JSON.stringify(args ?? {}), timeout, onProgress !== undefined, maxTotal)
-          return { result: calls.result(id, onProgress), abort: () => handle.abortCall(index, id) }
-        },
-      )
+    mcp.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
     return withOrigin(mcp, { server, tool })
   })
 }

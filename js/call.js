@@ -14,47 +14,81 @@ function progressListener(onProgress) {
 }
 
 /**
- * Runs `start(timeout, onProgress, maxTotalTimeout)`, which starts a native call and returns
- * `{ result, abort }` (a promise of `{ output, isError, content }` and how to abort it),
- * and shapes the outcome as a ToolResult whose metadata starts from `metadata`.
- * `toolName()` gives the server's name for the tool, for a call aborted before it starts.
- * Written with `then` rather than `async`: one promise less on every call.
+ * Runs a call of `target` (the server's name for the tool) with `args`, and shapes its
+ * outcome as a ToolResult whose metadata starts from `metadata`. `calls` is the source's
+ * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout)`
+ * starts the native call and returns its id, `native.abort(key, id)` aborts it. One object and
+ * one promise per call: a plain call makes no closure, as 64 calls in flight make this the
+ * JS thread's hot path.
  */
-export function runToolCall(metadata, ctx, toolName, start) {
-  const signal = ctx?.signal
-  const refused = refusedContext(ctx)
-  if (refused) return Promise.resolve(failure(metadata, refused))
-  if (signal?.aborted) {
-    return Promise.resolve(failure(metadata, `tools/call "${toolName()}" was aborted`))
+export function runToolCall(calls, native, key, metadata, target, args, ctx) {
+  if (ctx != null) {
+    const refused = refusedContext(ctx)
+    if (refused) return Promise.resolve(failure(metadata, refused))
+    if (ctx.signal?.aborted) return Promise.resolve(failure(metadata, `tools/call "${target}" was aborted`))
   }
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
-  let call
+  let id
   try {
-    call = start(ctx?.timeout, onProgress, ctx?.maxTotalTimeout)
+    id = native.start(
+      key,
+      target,
+      JSON.stringify(args ?? {}),
+      ctx?.timeout,
+      onProgress !== undefined,
+      ctx?.maxTotalTimeout,
+    )
   } catch (error) {
     return Promise.resolve(failure(metadata, error?.message ?? error))
   }
-  signal?.addEventListener("abort", call.abort, { once: true })
-  const settled = () => {
-    signal?.removeEventListener("abort", call.abort)
-    if (onProgress) onProgress.settled = true
+  return calls.expect(new Call(id, native, key, metadata, target, onProgress, ctx?.signal))
+}
+
+/** A call in flight, as the call queue settles it; the AbortSignal's listener too. */
+class Call {
+  constructor(id, native, key, metadata, target, onProgress, signal) {
+    this.id = id
+    this.native = native
+    this.key = key
+    this.metadata = metadata
+    this.target = target
+    this.onProgress = onProgress
+    this.signal = signal
+    this.resolve = undefined
+    signal?.addEventListener("abort", this, { once: true })
   }
-  return call.result.then(
-    ({ output, isError, content, givenUp }) => {
-      settled()
-      if (givenUp) {
-        // Its progress came faster than this thread took it: the server is told to stop.
-        call.abort()
-        output = `MCP server "${metadata.server}" sent progress for tools/call "${toolName()}" faster than the host could take it; the call was given up`
-        return { output, isError: true, metadata: { ...metadata } }
-      }
-      return { output, isError, metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata } }
-    },
-    (error) => {
-      settled()
-      return failure(metadata, error?.message ?? error)
-    },
-  )
+
+  /** The signal fired. */
+  handleEvent() {
+    this.native.abort(this.key, this.id)
+  }
+
+  done(output, isError, content) {
+    this.#settled()
+    const metadata = this.metadata
+    try {
+      this.resolve({
+        output,
+        isError,
+        metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata },
+      })
+    } catch (error) {
+      this.resolve(failure(metadata, error?.message ?? error))
+    }
+  }
+
+  /** Its progress came faster than this thread took it: the server is told to stop. */
+  givenUp() {
+    this.#settled()
+    this.native.abort(this.key, this.id)
+    const output = `MCP server "${this.metadata.server}" sent progress for tools/call "${this.target}" faster than the host could take it; the call was given up`
+    this.resolve({ output, isError: true, metadata: { ...this.metadata } })
+  }
+
+  #settled() {
+    this.signal?.removeEventListener("abort", this)
+    if (this.onProgress) this.onProgress.settled = true
+  }
 }
 
 /** Why `ctx` cannot be used, if it cannot: execute answers that, as it never throws. */
@@ -81,7 +115,7 @@ function failure(metadata, reason) {
  * hands log messages to `onLog({ server, level, data, text })`, all in the order they came.
  */
 export function callQueue(onLog) {
-  const pending = new Map() // id → { resolve, onProgress }
+  const pending = new Map() // id → Call
   return {
     wake(events) {
       for (let i = 0; i < events.length; i += 5) {
@@ -93,18 +127,19 @@ export function callQueue(onLog) {
         if (call === undefined) continue
         if (events[i + 1] === 0) {
           pending.delete(events[i])
-          call.resolve({ output: events[i + 2], isError: events[i + 3], content: events[i + 4] })
+          call.done(events[i + 2], events[i + 3], events[i + 4])
         } else if (events[i + 1] === 2) {
           pending.delete(events[i])
-          call.resolve({ givenUp: true })
+          call.givenUp()
         } else {
           call.onProgress?.({ progress: events[i + 2], total: events[i + 3], message: events[i + 4] })
         }
       }
     },
-    /** The outcome of call `id`, whose progress goes to `onProgress`. */
-    result(id, onProgress) {
-      return new Promise((resolve) => pending.set(id, { resolve, onProgress }))
+    /** The outcome of `call`, a ToolResult. */
+    expect(call) {
+      pending.set(call.id, call)
+      return new Promise((resolve) => (call.resolve = resolve))
     },
   }
 }

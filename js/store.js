@@ -81,6 +81,12 @@ class View {
   #agent
   // Caches, each valid while the view's revision equals theirs.
   #list = { revision: -1, infos: [], tools: undefined }
+  // How this view's tools start and abort native calls, keyed by service name (see `runToolCall`).
+  #caller = {
+    start: (serviceName, target, json, timeout, wantsProgress, maxTotal) =>
+      this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal),
+    abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
+  }
   #status = { revision: -1, value: undefined }
 
   constructor(store, nativeStore, agent) {
@@ -200,11 +206,9 @@ class View {
 
   #tool(info, target) {
     const { name, description, serviceName, clientId } = info
-    const nativeStore = this.#native
-    const calls = queues.get(nativeStore)
-    const agent = this.#agent
+    const calls = queues.get(this.#native)
+    const native = this.#caller
     const metadata = Object.freeze({ server: serviceName, clientId })
-    const toolName = () => target
     const tool = {
       name,
       description,
@@ -214,12 +218,7 @@ class View {
       source: "mcp",
       serviceName,
       clientId,
-      execute: (args, ctx) =>
-        runToolCall(metadata, ctx, toolName, (timeout, onProgress, maxTotal) => {
-          const json = JSON.stringify(args ?? {})
-          const id = nativeStore.callTool(agent, serviceName, target, json, timeout, onProgress !== undefined, maxTotal)
-          return { result: calls.result(id, onProgress), abort: () => nativeStore.abortCall(id) }
-        }),
+      execute: (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx),
     }
     return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
   }

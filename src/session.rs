@@ -127,6 +127,22 @@ fn next_call_id() -> u64 {
     NEXT_CALL.fetch_add(1, Ordering::Relaxed)
 }
 
+/// A call's id, reserved before the call starts: a store hands it to JS while the call
+/// still waits for its server to connect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallId(u64);
+
+impl CallId {
+    /// An id no other call in the process has.
+    pub fn reserve() -> CallId {
+        CallId(next_call_id())
+    }
+
+    pub fn get(self) -> u64 {
+        self.0
+    }
+}
+
 pub struct Session {
     name: String,
     timeout: Duration,
@@ -444,10 +460,22 @@ impl Session {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) -> u64 {
-        let id = next_call_id();
+        let id = CallId::reserve();
+        self.start_call_as(id, tool, args_json, spec, sink);
+        id.get()
+    }
+
+    /// `start_call` under an id reserved beforehand.
+    pub fn start_call_as(
+        &self,
+        id: CallId,
+        tool: &str,
+        args_json: &str,
+        spec: CallSpec,
+        sink: Arc<dyn CallSink>,
+    ) {
         let sink = RedactingSink::wrap(sink, self.redactor());
-        self.engine.start(id, tool, args_json, spec, sink);
-        id
+        self.engine.start(id.get(), tool, args_json, spec, sink);
     }
 
     /// Aborts call `id` if it is still running: the server is told, and the call ends

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::Serialize;
 use serde_json::value::RawValue;
+use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -25,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
 use crate::inventory::in_parallel;
 use crate::listed_tool::{ListedTool, normalize_schema};
-use crate::session::{CallOptions, Hooks, Session};
+use crate::session::{CallId, CallSink, CallSpec, Hooks, Session};
 use crate::tool_names;
 use crate::tool_result::ToolOutput;
 
@@ -133,6 +134,10 @@ struct Inner {
     version: watch::Sender<u64>,
     hooks: Hooks,
     options: StoreOptions,
+    /// Calls waiting for their server to connect, to abort them by id.
+    waiting: Mutex<HashMap<u64, CancellationToken>>,
+    /// Where a waiting call waits: calls start on any thread, the JS thread included.
+    runtime: Handle,
 }
 
 impl Inner {
@@ -171,6 +176,10 @@ impl Inner {
 
     fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
         self.services.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -215,6 +224,19 @@ pub struct ServiceStatus {
     pub protocol_version: Option<String>,
 }
 
+/// A call a view is asked to make.
+pub struct ToolCall<'a> {
+    /// The service as the view names it.
+    pub service: &'a str,
+    /// The tool as the server names it.
+    pub tool: &'a str,
+    pub args_json: &'a str,
+    /// The call's own timeouts; `None` takes the service's.
+    pub timeout: Option<Duration>,
+    pub max_total: Option<Duration>,
+    pub wants_progress: bool,
+}
+
 impl Store {
     /// Starts supervising every server of `config` in the background. Must be called
     /// within a tokio runtime.
@@ -226,6 +248,8 @@ impl Store {
                 version: watch::Sender::new(0),
                 hooks,
                 options,
+                waiting: Mutex::default(),
+                runtime: Handle::current(),
             }),
         };
         store.add_servers(None, config);
@@ -423,68 +447,75 @@ impl Store {
     }
 
     fn find(&self, agent: Option<&str>, service_name: &str) -> Option<Arc<Service>> {
-        self.view(agent)
-            .into_iter()
-            .find(|s| s.view_name(agent) == service_name)
+        let services = self.inner.services();
+        let in_view = |s: &&Arc<Service>| agent.is_none() || s.agent.as_deref() == agent;
+        let found = services
+            .iter()
+            .filter(in_view)
+            .find(|s| s.view_name(agent) == service_name);
+        found.cloned()
     }
 
-    /// The `timeout` and `maxTotalTimeout` of a service as the view names it: the
-    /// defaults for its calls.
-    pub fn call_timeouts(
+    /// Starts a call of a tool of a service named as the view names it; its progress and
+    /// outcome go to `sink` under the returned id. A connected service's call is sent at
+    /// once, by the calling thread, as `loadMcp`'s are; a reconnecting one's waits for the
+    /// server on a task, within the call's timeout. Never blocks.
+    pub fn start_call(
         &self,
         agent: Option<&str>,
-        service_name: &str,
-    ) -> (Duration, Option<Duration>) {
-        self.find(agent, service_name)
-            .map_or((DEFAULT_TIMEOUT, None), |s| (s.timeout, s.max_total))
-    }
-
-    /// Calls a tool of a service named as the view names it. A reconnecting server is
-    /// waited for, within the call's timeout.
-    pub async fn call_tool(
-        &self,
-        agent: Option<&str>,
-        service_name: &str,
-        tool: &str,
-        args_json: &str,
-        options: CallOptions<'_>,
-    ) -> ToolOutput {
-        let Some(service) = self.find(agent, service_name) else {
-            return ToolOutput::error(format!("no MCP server \"{service_name}\" in this view"));
+        call: ToolCall<'_>,
+        sink: Arc<dyn CallSink>,
+    ) -> CallId {
+        let id = CallId::reserve();
+        let Some(service) = self.find(agent, call.service) else {
+            let output =
+                ToolOutput::error(format!("no MCP server \"{}\" in this view", call.service));
+            sink.done(id.get(), output);
+            return id;
         };
-        let not_connected = |service: &Service| {
-            let state = service.state.borrow();
-            let why = state.last_error.as_deref().unwrap_or("not connected yet");
-            let phase = state.phase.as_str();
-            ToolOutput::error(format!("MCP server \"{service_name}\" is {phase}: {why}"))
+        let spec = CallSpec {
+            timeout: call.timeout.unwrap_or(service.timeout),
+            max_total: call.max_total.or(service.max_total),
+            wants_progress: call.wants_progress,
         };
         if matches!(
             service.state.borrow().phase,
             Phase::Failed | Phase::NeedsAuth | Phase::Disabled
         ) {
-            return not_connected(&service);
+            sink.done(id.get(), not_connected(&service, call.service));
+            return id;
         }
-        let waiting = Instant::now();
-        let mut session = service.session.subscribe();
-        let session = tokio::select! {
-            session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
-            _ = tokio::time::sleep(options.timeout) => None,
-            _ = options.cancel.cancelled() => None,
+        let session = service.session.borrow().clone();
+        if let Some(session) = session {
+            session.start_call_as(id, call.tool, call.args_json, spec, sink);
+            return id;
+        }
+        let cancel = CancellationToken::new();
+        self.inner.waiting().insert(id.get(), cancel.clone());
+        let waiting = Waiting {
+            inner: self.inner.clone(),
+            service,
+            name: call.service.to_owned(),
+            tool: call.tool.to_owned(),
+            args_json: call.args_json.to_owned(),
         };
-        // The wait for a reconnection is spent from the call's own timeouts.
-        let waited = waiting.elapsed();
-        let timeout = options.timeout.saturating_sub(waited);
-        let max_total = options.max_total.map(|total| total.saturating_sub(waited));
-        match session {
-            Some(session) if !timeout.is_zero() && max_total != Some(Duration::ZERO) => {
-                let options = CallOptions {
-                    timeout,
-                    max_total,
-                    ..options
-                };
-                session.call_tool(tool, args_json, options).await
-            }
-            _ => not_connected(&service),
+        self.inner
+            .runtime
+            .spawn(waiting.start(id, spec, sink, cancel));
+        id
+    }
+
+    /// Aborts call `id` of a service as the view names it, if it is still running: the
+    /// server is told, and the call ends as aborted.
+    pub fn abort_call(&self, agent: Option<&str>, service_name: &str, id: u64) {
+        if let Some(waiting) = self.inner.waiting().get(&id) {
+            return waiting.cancel();
+        }
+        let session = self
+            .find(agent, service_name)
+            .and_then(|service| service.session.borrow().clone());
+        if let Some(session) = session {
+            session.abort_call(id);
         }
     }
 
@@ -512,6 +543,65 @@ impl Store {
         }
         self.inner.membership_changed(Members::All);
     }
+}
+
+/// A call waiting for its service's server to (re)connect.
+struct Waiting {
+    inner: Arc<Inner>,
+    service: Arc<Service>,
+    /// The service as the caller's view names it.
+    name: String,
+    tool: String,
+    args_json: String,
+}
+
+impl Waiting {
+    /// Starts the call once the server is connected. The wait is spent from the call's own
+    /// timeouts; running out of them, or being aborted, ends it as not connected.
+    async fn start(
+        self,
+        id: CallId,
+        spec: CallSpec,
+        sink: Arc<dyn CallSink>,
+        cancel: CancellationToken,
+    ) {
+        let waiting = Instant::now();
+        let mut session = self.service.session.subscribe();
+        let session = tokio::select! {
+            session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
+            _ = tokio::time::sleep(spec.timeout) => None,
+            _ = cancel.cancelled() => None,
+        };
+        let waited = waiting.elapsed();
+        let spec = CallSpec {
+            timeout: spec.timeout.saturating_sub(waited),
+            max_total: spec.max_total.map(|total| total.saturating_sub(waited)),
+            ..spec
+        };
+        let session =
+            session.filter(|_| !spec.timeout.is_zero() && spec.max_total != Some(Duration::ZERO));
+        let Some(session) = session else {
+            self.inner.waiting().remove(&id.get());
+            return sink.done(id.get(), not_connected(&self.service, &self.name));
+        };
+        session.start_call_as(id, &self.tool, &self.args_json, spec, sink);
+        // An abort that came while the call was being started is passed on now.
+        let aborted = {
+            self.inner.waiting().remove(&id.get());
+            cancel.is_cancelled()
+        };
+        if aborted {
+            session.abort_call(id.get());
+        }
+    }
+}
+
+/// Why a call cannot reach a service's server: its phase and last error.
+fn not_connected(service: &Service, name: &str) -> ToolOutput {
+    let state = service.state.borrow();
+    let why = state.last_error.as_deref().unwrap_or("not connected yet");
+    let phase = state.phase.as_str();
+    ToolOutput::error(format!("MCP server \"{name}\" is {phase}: {why}"))
 }
 
 impl Drop for Store {

@@ -25,6 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::bounded::kib;
 use crate::session::{CallSink, Logger, Progress};
 use crate::tool_result::ToolOutput;
+use crate::transport::lines::cork;
 
 /// The JS function that takes each batch, as `loadMcp` and the store are given it.
 pub type WakeFn<'env> = Function<'env, (), Unknown<'static>>;
@@ -107,7 +108,12 @@ impl CallQueue {
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(move |ctx| Ok(taker.take(&ctx.env)))?;
+            .build_callback(move |ctx| {
+                // The calls this batch's continuations start go out together, at the end of
+                // the loop's turn.
+                cork();
+                Ok(taker.take(&ctx.env))
+            })?;
         let _ = shared.wake.set(RawWake(wake.raw()));
         Ok(Arc::new(CallQueue {
             shared,
@@ -116,41 +122,32 @@ impl CallQueue {
         }))
     }
 
-    /// Queues `event` of `call` (0 for none); false when the call has been given up (now
-    /// or before).
-    fn push(&self, call: u64, mut event: Event) -> bool {
-        let (first, accepted) = {
+    /// Queues `event` of `call` (0 for none), unless the call has been given up; progress
+    /// past the budget gives it up.
+    fn push(&self, call: u64, mut event: Event) {
+        let first = {
             let mut queue = self.shared.queue();
             if !queue.given_up.is_empty() && queue.given_up.contains(&call) {
                 if let Event::Done(_) = event {
                     queue.given_up.remove(&call);
                 }
-                return false;
+                return;
             }
-            let mut accepted = true;
             if let Event::Progress(progress) = &event {
                 let cost = PROGRESS_COST + progress.message.as_ref().map_or(0, String::len);
                 if queue.progress_bytes + cost > PROGRESS_BUDGET {
                     queue.given_up.insert(call);
                     event = Event::GivenUp;
-                    accepted = false;
                 } else {
                     queue.progress_bytes += cost;
                 }
             }
             queue.events.push((call, event));
-            (queue.events.len() == 1, accepted)
+            queue.events.len() == 1
         };
         if first {
             self.wake.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
-        accepted
-    }
-
-    /// Queues a call's progress; false when the call is given up, its progress having
-    /// overflowed the budget (the caller then ends it).
-    pub fn offer_progress(&self, call: u64, progress: Progress) -> bool {
-        self.push(call, Event::Progress(progress))
     }
 
     /// Counts a call about to start; the first keeps Node's event loop alive.

@@ -1,8 +1,10 @@
 //! Node's event loop as the [`HostLoop`] of its thread: a local server's stdout is watched
 //! with a libuv poll handle, so a call's answer wakes the Node thread alone, which reads,
 //! decodes and queues it itself. The handles are unref'd (they never keep Node alive) and
-//! closed when the reader ends or the environment goes away. libuv's functions are looked
-//! up in the host process; where they are missing, the tokio reader does the work.
+//! closed when the reader ends or the environment goes away. A check handle ends every turn
+//! of the loop by writing the lines corked during it (see `lines::cork`). libuv's functions
+//! are looked up in the host process; where they are missing, the tokio reader does the
+//! work and nothing is corked.
 
 use std::cell::RefCell;
 use std::ffi::{CStr, c_int, c_void};
@@ -13,7 +15,9 @@ use std::sync::{Arc, OnceLock};
 
 use napi::Env;
 
-use crate::transport::lines::{Flow, HostLoop, LineReader, has_host_loop, set_host_loop};
+use crate::transport::lines::{
+    Flow, HostLoop, LineReader, has_host_loop, set_can_cork, set_host_loop, uncork,
+};
 
 type PollCb = unsafe extern "C" fn(*mut c_void, c_int, c_int);
 type CloseCb = unsafe extern "C" fn(*mut c_void);
@@ -22,6 +26,10 @@ type PollStart = unsafe extern "C" fn(*mut c_void, c_int, PollCb) -> c_int;
 type PollStop = unsafe extern "C" fn(*mut c_void) -> c_int;
 type Close = unsafe extern "C" fn(*mut c_void, CloseCb);
 type Unref = unsafe extern "C" fn(*mut c_void);
+type CheckCb = unsafe extern "C" fn(*mut c_void);
+type CheckInit = unsafe extern "C" fn(*mut c_void, *mut c_void) -> c_int;
+type CheckStart = unsafe extern "C" fn(*mut c_void, CheckCb) -> c_int;
+type CheckStop = unsafe extern "C" fn(*mut c_void) -> c_int;
 
 /// The libuv functions used, as the host process exports them.
 struct Uv {
@@ -30,6 +38,9 @@ struct Uv {
     poll_stop: PollStop,
     close: Close,
     unref: Unref,
+    check_init: CheckInit,
+    check_start: CheckStart,
+    check_stop: CheckStop,
 }
 
 fn uv() -> Option<&'static Uv> {
@@ -49,6 +60,11 @@ fn uv() -> Option<&'static Uv> {
                 poll_stop: std::mem::transmute::<*mut c_void, PollStop>(find(c"uv_poll_stop")?),
                 close: std::mem::transmute::<*mut c_void, Close>(find(c"uv_close")?),
                 unref: std::mem::transmute::<*mut c_void, Unref>(find(c"uv_unref")?),
+                check_init: std::mem::transmute::<*mut c_void, CheckInit>(find(c"uv_check_init")?),
+                check_start: std::mem::transmute::<*mut c_void, CheckStart>(find(
+                    c"uv_check_start",
+                )?),
+                check_stop: std::mem::transmute::<*mut c_void, CheckStop>(find(c"uv_check_stop")?),
             })
         }
     })
@@ -70,9 +86,14 @@ struct NodeLoop {
     uv: &'static Uv,
 }
 
+/// A `uv_check_t` (120 bytes on 64-bit Linux), with room to spare.
+type CheckHandle = [u64; 32];
+
 thread_local! {
     /// The watches open on this thread.
     static WATCHES: RefCell<Vec<*mut Watch>> = const { RefCell::new(Vec::new()) };
+    /// The check handle that uncorks at the end of every turn, while it runs.
+    static CHECK: RefCell<Option<*mut CheckHandle>> = const { RefCell::new(None) };
 }
 
 /// Makes Node's loop this thread's host loop, once; without libuv nothing changes.
@@ -96,11 +117,61 @@ pub fn install(env: &Env) {
     if status != napi::sys::Status::napi_ok {
         return;
     }
+    start_uncorking(uv, uv_loop.cast());
     let host = NodeLoop {
         uv_loop: uv_loop.cast(),
         uv,
     };
     set_host_loop(Some(Rc::new(host)));
+}
+
+/// Starts the unref'd check handle that ends each turn of the loop with `uncork`; only
+/// then may this thread cork.
+fn start_uncorking(uv: &Uv, uv_loop: *mut c_void) {
+    let check = Box::into_raw(Box::new([0u64; 32]));
+    let handle = check.cast::<c_void>();
+    // SAFETY: zeroed memory big enough for a uv_check_t that stays put until its close
+    // callback frees it; this is the loop's own thread.
+    let started = unsafe {
+        if (uv.check_init)(uv_loop, handle) != 0 {
+            drop(Box::from_raw(check));
+            return;
+        }
+        let started = (uv.check_start)(handle, on_check) == 0;
+        (uv.unref)(handle);
+        started
+    };
+    if !started {
+        // SAFETY: an initialised handle of this loop, closed once.
+        unsafe { (uv.close)(handle, on_check_closed) };
+        return;
+    }
+    CHECK.with(|c| *c.borrow_mut() = Some(check));
+    set_can_cork(true);
+}
+
+unsafe extern "C" fn on_check(_: *mut c_void) {
+    // A panic must not cross into libuv.
+    let _ = catch_unwind(uncork);
+}
+
+unsafe extern "C" fn on_check_closed(handle: *mut c_void) {
+    // SAFETY: the handle was leaked as a CheckHandle and is freed once, here.
+    drop(unsafe { Box::from_raw(handle.cast::<CheckHandle>()) });
+}
+
+/// Stops uncorking (what is corked goes out now) and closes the check handle.
+fn stop_uncorking() {
+    set_can_cork(false);
+    let (Some(uv), Some(check)) = (uv(), CHECK.with(|c| c.borrow_mut().take())) else {
+        return;
+    };
+    let handle = check.cast::<c_void>();
+    // SAFETY: the live check handle started on this thread's loop, closed once.
+    unsafe {
+        (uv.check_stop)(handle);
+        (uv.close)(handle, on_check_closed);
+    }
 }
 
 impl HostLoop for NodeLoop {
@@ -188,6 +259,7 @@ fn close_where(release: bool, which: impl Fn(&Watch) -> bool) {
 
 unsafe extern "C" fn on_teardown(_: *mut c_void) {
     let _ = catch_unwind(|| {
+        stop_uncorking();
         close_where(true, |_| true);
         set_host_loop(None);
     });

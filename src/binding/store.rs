@@ -1,15 +1,11 @@
 //! The store as a JS class: `new NativeStore(config, options)` starts it in the background.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
-
-use tokio_util::sync::CancellationToken;
 
 use super::bounded::{Bounded, Callback};
 use super::call_queue::{CallQueue, WakeFn};
@@ -17,8 +13,8 @@ use super::oauth::{JsCall, hooks as oauth_hooks};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
-use crate::session::{CallOptions, CallSink, Hooks, Progress};
-use crate::store::{ServiceStatus, Store, StoreOptions};
+use crate::session::Hooks;
+use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall};
 
 /// Store options in milliseconds; every field is optional.
 #[napi(object)]
@@ -82,9 +78,6 @@ pub struct NativeStore {
     store: Arc<Store>,
     /// Where calls' progress and outcomes go: the same batched queue as `loadMcp`'s.
     calls: Arc<CallQueue>,
-    /// The calls in flight, to abort them by id.
-    running: Arc<Mutex<HashMap<u64, CancellationToken>>>,
-    next_call: AtomicU64,
     _live: super::live::Counted,
 }
 
@@ -116,8 +109,6 @@ impl NativeStore {
         Ok(NativeStore {
             store: Arc::new(store),
             calls: CallQueue::new(wake)?,
-            running: Arc::default(),
-            next_call: AtomicU64::new(1),
             _live: super::live::STORES.count(),
         })
     }
@@ -213,38 +204,26 @@ impl NativeStore {
         wants_progress: bool,
         max_total_ms: Option<f64>,
     ) -> Result<f64> {
-        let id = self.next_call.fetch_add(1, Ordering::Relaxed);
+        let call = ToolCall {
+            service: &service_name,
+            tool: &tool,
+            args_json: &args_json,
+            timeout: call_timeout(timeout_ms),
+            max_total: call_timeout(max_total_ms),
+            wants_progress,
+        };
         self.calls.started(env)?;
-        let cancel = CancellationToken::new();
-        lock(&self.running).insert(id, cancel.clone());
-        let (store, calls, running) =
-            (self.store.clone(), self.calls.clone(), self.running.clone());
-        napi::bindgen_prelude::spawn(async move {
-            let agent = agent.as_deref();
-            let (timeout, max_total) = store.call_timeouts(agent, &service_name);
-            let on_progress = |progress: Progress| calls.offer_progress(id, progress);
-            let options = CallOptions {
-                timeout: call_timeout(timeout_ms).unwrap_or(timeout),
-                max_total: call_timeout(max_total_ms).or(max_total),
-                cancel: &cancel,
-                on_progress: wants_progress
-                    .then_some(&on_progress as &(dyn Fn(Progress) -> bool + Send + Sync)),
-            };
-            let output = store
-                .call_tool(agent, &service_name, &tool, &args_json, options)
-                .await;
-            lock(&running).remove(&id);
-            calls.done(id, output);
-        });
-        Ok(id as f64)
+        let id = self
+            .store
+            .start_call(agent.as_deref(), call, self.calls.clone());
+        Ok(id.get() as f64)
     }
 
-    /// Aborts call `id`, if it is still running.
+    /// Aborts call `id` of a service as the view names it, if it is still running.
     #[napi(catch_unwind)]
-    pub fn abort_call(&self, id: f64) {
-        if let Some(cancel) = lock(&self.running).remove(&(id as u64)) {
-            cancel.cancel();
-        }
+    pub fn abort_call(&self, agent: Option<String>, service_name: String, id: f64) {
+        self.store
+            .abort_call(agent.as_deref(), &service_name, id as u64);
     }
 
     /// Calls `listener(version)` after every change, until the store is freed. Changes
@@ -272,8 +251,4 @@ impl NativeStore {
             Ok(())
         })
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

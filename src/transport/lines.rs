@@ -19,8 +19,10 @@ use tokio_util::sync::CancellationToken;
 
 use self::reader::ReaderLink;
 
+mod cork;
 mod reader;
 
+pub use self::cork::{cork, set_can_cork, uncork};
 pub use self::reader::{Flow, HostLoop, LineReader, has_host_loop, set_host_loop};
 
 /// Sees each incoming line before rmcp does.
@@ -38,6 +40,8 @@ pub trait Intercept: Send + Sync {
 /// The most that may wait for a server that does not read its input; a line that would
 /// take the backlog past it is refused (the first line of a backlog is always taken).
 pub const MAX_BACKLOG: usize = 64 << 20;
+/// Corked lines go out once they reach this many bytes, before the host's turn ends.
+const CORKED_BYTES: usize = 2 << 10;
 
 /// Why a line was not written.
 #[derive(Debug)]
@@ -75,6 +79,7 @@ impl From<io::Error> for WriteError {
 /// that has it; what the pipe cannot take yet waits in a backlog that a task flushes, and
 /// later lines queue behind it, so lines never interleave or overtake each other.
 pub struct LineWriter {
+    me: Weak<LineWriter>,
     state: Mutex<WriterState>,
     backlogged: Notify,
     closed: CancellationToken,
@@ -89,6 +94,8 @@ struct WriterState {
     /// only once all of it is written, so a big request is never shifted piece by piece.
     backlog: Vec<u8>,
     sent: usize,
+    /// Whether the backlog holds corked lines, not lines the pipe could not take.
+    corked: bool,
 }
 
 impl LineWriter {
@@ -100,11 +107,13 @@ impl LineWriter {
         // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
         // for as long as it is registered.
         let pipe = unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE)? };
-        let writer = Arc::new(LineWriter {
+        let writer = Arc::new_cyclic(|me| LineWriter {
+            me: me.clone(),
             state: Mutex::new(WriterState {
                 pipe: Some(Arc::new(pipe)),
                 backlog: Vec::new(),
                 sent: 0,
+                corked: false,
             }),
             backlogged: Notify::new(),
             closed: CancellationToken::new(),
@@ -145,6 +154,21 @@ impl LineWriter {
                 return Err(WriteError::NotReading(waiting));
             }
             state.backlog.extend_from_slice(line);
+            // A few corked lines go out at once: the server starts on them while the
+            // host goes on.
+            if state.corked && waiting + line.len() >= CORKED_BYTES {
+                self.write_backlog(state);
+            }
+            return Ok(());
+        }
+        if cork::corked()
+            && let Some(me) = self.me.upgrade()
+        {
+            // Waits in the backlog, so that lines of other threads queue behind it.
+            state.backlog.extend_from_slice(line);
+            state.corked = true;
+            drop(state);
+            cork::hold(me);
             return Ok(());
         }
         let written = write_some(pipe, line)?;
@@ -153,6 +177,39 @@ impl LineWriter {
             self.backlogged.notify_one();
         }
         Ok(())
+    }
+
+    /// Writes the lines corked on this thread (see `cork`); what the pipe cannot take yet
+    /// is left to the backlog's task.
+    fn flush_corked(&self) {
+        self.write_backlog(self.state());
+    }
+
+    /// Writes what the backlog holds as far as the pipe takes it now; the backlog's task
+    /// writes the rest.
+    fn write_backlog(&self, mut state: MutexGuard<'_, WriterState>) {
+        state.corked = false;
+        let Some(pipe) = state.pipe.clone() else {
+            return;
+        };
+        if !state.has_backlog() {
+            return;
+        }
+        match write_some(&pipe, &state.backlog[state.sent..]) {
+            Ok(written) => {
+                state.sent += written;
+                if state.has_backlog() {
+                    self.backlogged.notify_one();
+                } else {
+                    (state.backlog, state.sent) = (Vec::new(), 0);
+                }
+            }
+            Err(_) => {
+                drop(state);
+                // The server is gone: its end of output fails what waits for it.
+                self.close();
+            }
+        }
     }
 
     /// Whether the server has read everything written to it so far, backlog included (a
