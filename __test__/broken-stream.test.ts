@@ -2,51 +2,25 @@
 // revision cannot resume a stream (no Last-Event-ID), so the call is sent once more, with
 // a new JSON-RPC id; a stream that breaks again fails the call, naming the server.
 import assert from "node:assert/strict"
-import http from "node:http"
-import type { AddressInfo } from "node:net"
 import { test, type TestContext } from "node:test"
 import { loadMcp } from "toolnexus"
+import { startModernHttp } from "./fixtures/modern-http.mjs"
 
 /** Starts the server; the first `breaks` tools/call streams send progress, then break. */
 async function brokenStreams(t: TestContext, breaks: number): Promise<{ url: string; callIds: unknown[] }> {
   const callIds: unknown[] = []
-  const server = http.createServer(async (req, res) => {
-    let body = ""
-    for await (const chunk of req) body += chunk
-    if (req.method !== "POST") return void res.writeHead(405).end()
-    const { id, method, params } = JSON.parse(body)
-    const answer = (result: object) => {
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ jsonrpc: "2.0", id, result: { resultType: "complete", ...result } }))
-    }
-    switch (method) {
-      case "server/discover":
-        return answer({
-          supportedVersions: ["2026-07-28"],
-          capabilities: { tools: {} },
-          serverInfo: { name: "broken-streams", version: "1.0.0" },
-          ttlMs: 0,
-          cacheScope: "private",
-        })
-      case "tools/list":
-        return answer({ tools: [{ name: "work", inputSchema: { type: "object" } }] })
-      case "tools/call": {
-        callIds.push(id)
-        if (callIds.length > breaks)
-          return answer({ content: [{ type: "text", text: `done at try ${callIds.length}` }] })
-        res.writeHead(200, { "content-type": "text/event-stream" })
-        const progress = { progressToken: params._meta?.progressToken, progress: 1 }
-        res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: progress })}\n\n`)
-        return void setTimeout(() => res.socket?.destroy(), 20)
-      }
-      default:
-        res.writeHead(404, { "content-type": "application/json" })
-        res.end(JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32601, message: "Method not found" } }))
-    }
+  const server = await startModernHttp(({ id, method, params }, res, answer) => {
+    if (method === "tools/list") return answer({ tools: [{ name: "work", inputSchema: { type: "object" } }] })
+    if (method !== "tools/call") return false
+    callIds.push(id)
+    if (callIds.length > breaks) return answer({ content: [{ type: "text", text: `done at try ${callIds.length}` }] })
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    const progress = { progressToken: params._meta?.progressToken, progress: 1 }
+    res.write(`data: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/progress", params: progress })}\n\n`)
+    setTimeout(() => res.socket?.destroy(), 20)
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  t.after(() => new Promise((resolve) => server.close(resolve)))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, callIds }
+  t.after(() => server.close())
+  return { url: server.url, callIds }
 }
 
 async function callOnce(t: TestContext, breaks: number) {

@@ -3,16 +3,9 @@
 // marked `x-mcp-header` is mirrored into Mcp-Param-*; there is no session, no GET stream
 // and no DELETE. A tool whose `x-mcp-header` breaks the revision's rules is left out.
 import assert from "node:assert/strict"
-import http from "node:http"
-import type { AddressInfo } from "node:net"
 import { test, type TestContext } from "node:test"
 import { loadMcp } from "toolnexus"
-
-interface Seen {
-  method: string | undefined
-  rpc: string | undefined
-  headers: http.IncomingHttpHeaders
-}
+import { startModernHttp } from "./fixtures/modern-http.mjs"
 
 const TOOL = {
   name: "query",
@@ -28,42 +21,14 @@ const BAD_HEADER = {
   inputSchema: { type: "object", properties: { n: { type: "number", "x-mcp-header": "N" } } },
 }
 
-async function modernServer(t: TestContext): Promise<{ url: string; seen: Seen[] }> {
-  const seen: Seen[] = []
-  const server = http.createServer(async (req, res) => {
-    let body = ""
-    for await (const chunk of req) body += chunk
-    const message = body ? JSON.parse(body) : {}
-    seen.push({ method: req.method, rpc: message.method, headers: req.headers })
-    if (req.method !== "POST") return void res.writeHead(405).end()
-    if (message.id === undefined) return void res.writeHead(202).end()
-    const answer = (result: object) => {
-      res.writeHead(200, { "content-type": "application/json" })
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { resultType: "complete", ...result } }))
-    }
-    switch (message.method) {
-      case "server/discover":
-        return answer({
-          supportedVersions: ["2026-07-28"],
-          capabilities: { tools: {} },
-          serverInfo: { name: "headers", version: "1.0.0" },
-          ttlMs: 0,
-          cacheScope: "private",
-        })
-      case "tools/list":
-        return answer({ tools: [TOOL, BAD_HEADER] })
-      case "tools/call":
-        return answer({ content: [{ type: "text", text: "ok" }] })
-      default:
-        res.writeHead(404, { "content-type": "application/json" })
-        res.end(
-          JSON.stringify({ jsonrpc: "2.0", id: message.id, error: { code: -32601, message: "Method not found" } }),
-        )
-    }
+async function modernServer(t: TestContext) {
+  const server = await startModernHttp(({ method }, _res, answer) => {
+    if (method === "tools/list") return answer({ tools: [TOOL, BAD_HEADER] })
+    if (method === "tools/call") return answer({ content: [{ type: "text", text: "ok" }] })
+    return false
   })
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  t.after(() => new Promise((resolve) => server.close(resolve)))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, seen }
+  t.after(() => server.close())
+  return server
 }
 
 test("every POST carries the revision's headers, x-mcp-header parameters are mirrored, and there is no session", async (t) => {
