@@ -203,7 +203,8 @@ interface ServerCommon {
 
 /**
  * A server run as a child process over stdio. The command line is `command: [program,
- * ...arguments]`, or the Claude-desktop form `command: program` with `args`. Never run
+ * ...arguments]`, or the Claude-desktop form `command: program` with optional `args` (a
+ * program string with spaces and no `args` is refused: it reads as a shell line). Never run
  * through a shell. A program without `/` is looked up in `PATH`; a relative path is
  * relative to `cwd`, else to the host's working directory. `${VAR}` and `${VAR:-default}`
  * expand from the environment in `command`, `args`, `env` / `environment` values and `cwd`
@@ -220,7 +221,7 @@ export type LocalServer = LocalServerEntry &
     | {
         /** The program alone; its arguments are `args`. */
         command: string
-        args: string[]
+        args?: string[]
       }
   )
 

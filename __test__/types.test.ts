@@ -3,6 +3,8 @@
 // test then hands the same values to the runtime and checks that it accepts, refuses and
 // returns what the types say.
 import assert from "node:assert/strict"
+import fs from "node:fs"
+import path from "node:path"
 import { test } from "node:test"
 import {
   buildMcpServer,
@@ -16,7 +18,7 @@ import {
   type StoreToolInfo,
 } from "toolnexus"
 import { startStreamable } from "./fixtures/remote-streamable.mjs"
-import { fixture, NODE, poll, toolsFlag } from "./helpers.js"
+import { fixture, NODE, poll, tempDir, toolsFlag } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -55,9 +57,14 @@ test("every server entry the types accept connects, and every one they refuse fa
   const srv = await startStreamable()
   t.after(() => srv.close())
   const url = srv.url
+  // A program that takes no arguments, for the Claude-desktop form without `args`.
+  const bareServer = path.join(tempDir(t), "server")
+  const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`
+  fs.writeFileSync(bareServer, `#!/bin/sh\nexec ${[NODE, server, tools].map(quote).join(" ")}\n`, { mode: 0o755 })
   const accepted = {
     array: entry({ command: [NODE, server, tools] }),
     args: entry({ command: NODE, args: [server, tools] }),
+    program: entry({ command: bareServer }),
     local: entry({ type: "local", command: [NODE, server, tools] }),
     stdio: entry({ type: "stdio", command: NODE, args: [server, tools] }),
     url: entry({ url }),
@@ -68,8 +75,6 @@ test("every server entry the types accept connects, and every one they refuse fa
     sse: entry({ type: "sse", url, headers: { "x-test": "1" } }),
   }
   const refused = {
-    // @ts-expect-error a program string needs `args`: splitting it would need a shell
-    bare: entry({ command: NODE }),
     // @ts-expect-error arguments go in `command` or in `args`, not in both
     both: entry({ command: [NODE, server], args: [tools] }),
     // @ts-expect-error no such transport
@@ -80,10 +85,11 @@ test("every server entry the types accept connects, and every one they refuse fa
   const store = createMcpStore()
   t.after(() => store.close())
   // updateServer(name, entry) takes a ServerConfig: the form the issue found refused.
-  for (const [name, e] of Object.entries({ ...accepted, ...refused })) store.updateServer(name, e)
+  const entries = Object.entries({ ...accepted, ...refused })
+  for (const [name, e] of entries) store.updateServer(name, e)
   const settled = await poll(() => {
     const states = Object.values(store.status()).map((s) => s.state)
-    return !states.includes("initializing") && states.length === 14
+    return !states.includes("initializing") && states.length === entries.length
   }, 30_000)
   assert.ok(settled, JSON.stringify(store.status()))
   const status = store.status()

@@ -347,9 +347,9 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
 fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, String> {
     let (program, args) = command_line(obj)?;
     // Errors name the value as written: `command[2]`, or `args[1]` in the Claude form.
-    let (program_field, first_arg, args_key) = match obj.get("args") {
-        Some(_) => ("command", 0, "args"),
-        None => ("command[0]", 1, "command"),
+    let (program_field, first_arg, args_key) = match obj.get("command") {
+        Some(Value::String(_)) => ("command", 0, "args"),
+        _ => ("command[0]", 1, "command"),
     };
     let program = expanded(context, program_field, &program)?;
     if program.is_empty() {
@@ -406,14 +406,27 @@ fn expanded_map(
     map.collect()
 }
 
-/// `command: [program, ...args]`. The Claude-desktop form `command: "program"` with an
-/// `args` array is accepted too, because it is unambiguous; a bare command string is not,
-/// since splitting it would need a shell.
+/// `command: [program, ...args]`, or the Claude-desktop form `command: "program"` with an
+/// optional `args` array (as the SDK's `StdioClientTransport` takes it). A command string
+/// is never split, since that would need a shell.
 fn command_line(obj: &Map<String, Value>) -> Result<(String, Vec<String>), String> {
     const SHAPE: &str =
         "\"command\" must be a non-empty array of strings (program, then arguments)";
     let mut parts = match (obj.get("command"), obj.get("args")) {
         (Some(Value::Array(items)), None) => strings(items).ok_or(SHAPE)?,
+        // "npx -y server" is a command line meant for a shell: refused rather than run
+        // as a program of that name.
+        (Some(Value::String(program)), None | Some(Value::Null))
+            if program.contains(char::is_whitespace) =>
+        {
+            return Err(
+                "\"command\" is one string with spaces and no \"args\": write it as \
+                 [program, ...arguments], or the program alone with its arguments in \"args\" \
+                 (no shell splits it)"
+                    .into(),
+            );
+        }
+        (Some(Value::String(program)), None | Some(Value::Null)) => vec![program.clone()],
         (Some(Value::String(program)), Some(Value::Array(args))) => {
             let mut parts = vec![program.clone()];
             parts.extend(strings(args).ok_or("\"args\" must be an array of strings")?);

@@ -205,13 +205,18 @@ pub struct LocalEntry {
 }
 
 /// A local server in the Claude-desktop form: `command` is the program, `args` its arguments.
+/// Without `args`, a `command` with spaces is refused: it reads as a shell command line.
 #[derive(JsonSchema)]
+#[schemars(extend(
+    "if" = { "properties": { "args": { "type": "null" } } },
+    "then" = { "properties": { "command": { "pattern": "^\\S+$" } } }
+))]
 pub struct LocalClaudeEntry {
     /// The program; `${VAR}` and `${VAR:-default}` expand.
     #[schemars(length(min = 1))]
     pub command: String,
     /// Its arguments; `${VAR}` and `${VAR:-default}` expand.
-    pub args: Vec<String>,
+    pub args: Option<Vec<String>>,
     #[serde(flatten)]
     pub local: LocalCommon,
 }

@@ -144,6 +144,14 @@ fn claude_desktop_command_with_args_is_accepted() {
 }
 
 #[test]
+fn claude_desktop_command_without_args_is_the_program_alone() {
+    let spec = local(json!({ "command": "/opt/my server/bin" , "args": [] }));
+    assert_eq!(spec.program, "/opt/my server/bin");
+    let spec = local(json!({ "command": "my-server" }));
+    assert_eq!((spec.program.as_str(), spec.args.len()), ("my-server", 0));
+}
+
+#[test]
 fn malformed_commands_fail_the_server() {
     for command in [
         json!("node server.mjs"),
