@@ -13,7 +13,6 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
-use tokio::process::ChildStdin;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -100,10 +99,8 @@ struct WriterState {
 
 impl LineWriter {
     /// Must be called within a tokio runtime (the flusher is a task).
-    pub fn new(stdin: ChildStdin) -> io::Result<Arc<LineWriter>> {
-        // tokio hands the descriptor back in blocking mode; writes must never block.
-        let fd = stdin.into_owned_fd()?;
-        set_nonblocking(&fd)?;
+    /// `stdin` must be non-blocking (see `stdio::ChildPipes`): writes must never block.
+    pub fn new(fd: OwnedFd) -> io::Result<Arc<LineWriter>> {
         // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
         // for as long as it is registered.
         let pipe = unsafe { AsyncFd::register_with_interest(fd, Interest::WRITABLE)? };
@@ -278,20 +275,6 @@ impl LineWriter {
 impl WriterState {
     fn has_backlog(&self) -> bool {
         self.sent < self.backlog.len()
-    }
-}
-
-pub(super) fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
-    let fd = fd.as_raw_fd();
-    // SAFETY: fcntl on a descriptor we own, with flags it returned.
-    let ok = unsafe {
-        let flags = libc::fcntl(fd, libc::F_GETFL);
-        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

@@ -6,6 +6,7 @@ pub mod http;
 pub mod legacy_sse;
 pub mod lines;
 pub mod reaper;
+mod spawn;
 pub mod stdio;
 mod tls;
 

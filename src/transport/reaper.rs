@@ -6,11 +6,11 @@
 
 use std::process::ExitStatus;
 
-use tokio::process::Child;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::groups;
+use super::spawn::Leader;
 
 /// How the leader ended: `None` when its status could not be learned (something else in
 /// the host reaped it).
@@ -49,7 +49,7 @@ impl Lease {
 /// Publishes the leader's exit on `exit` as soon as it happens, and reaps it once `lease`
 /// is released.
 pub async fn watch_exit(
-    mut child: Child,
+    leader: Leader,
     lease: std::sync::Arc<Lease>,
     exit: watch::Sender<Option<Exit>>,
 ) {
@@ -64,7 +64,7 @@ pub async fn watch_exit(
         }
         // No way to wait without reaping: reap, and signal no more.
         None => {
-            let status = child.wait().await.ok();
+            let status = leader.reap().await;
             lease.release();
             let _ = exit.send(Some(Exit(status)));
             return;
@@ -72,7 +72,7 @@ pub async fn watch_exit(
     }
     lease.released.cancelled().await;
     // The leader is a zombie or was just killed: this returns at once or soon.
-    let _ = child.wait().await;
+    leader.reap().await;
 }
 
 /// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.

@@ -5,19 +5,19 @@
 //! status and the last lines of stderr, and so that closing kills the whole process tree
 //! (a server's own children included), not just the leader.
 
-use std::collections::VecDeque;
-use std::process::Stdio;
+use std::collections::{BTreeMap, VecDeque};
+use std::ffi::OsString;
+use std::os::fd::OwnedFd;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use std::os::fd::OwnedFd;
 use tokio::io::{AsyncBufReadExt, BufReader};
-
-use tokio::process::{ChildStderr, ChildStdin, ChildStdout, Command};
+use tokio::net::unix::pipe;
 use tokio::sync::watch;
 
 use super::groups;
 use super::reaper::{self, Exit, Lease};
+use super::spawn;
 use crate::config::LocalSpec;
 
 /// Lines of stderr kept for error messages, and the longest line kept.
@@ -36,58 +36,24 @@ pub struct ChildPipes {
     /// Non-blocking, and registered with no reactor: whichever thread waits for the
     /// server's output watches it (see `lines::LineReader`).
     pub stdout: OwnedFd,
-    pub stdin: ChildStdin,
+    /// Non-blocking, and registered with no reactor.
+    pub stdin: OwnedFd,
 }
 
 impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
     pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
-        let mut command = Command::new(&spec.program);
-        if !spec.inherit_env {
-            command.env_clear().envs(safe_environment());
-        }
-        command
-            .args(&spec.args)
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            // Never inherit: Node marks fds 0-2 close-on-exec, so an inherited stderr
-            // reaches the child closed. A pipe that we drain also gives us its last lines.
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        if let Some(dir) = &spec.cwd {
-            command.current_dir(dir);
-        }
-        #[cfg(unix)]
-        command.process_group(0);
-        // If the host dies without running its exit hook (killed by a signal), the kernel
-        // still takes the server down with it. The signal follows the death of the spawning
-        // *thread*, so spawns must stay on long-lived threads (runtime workers, never
-        // `spawn_blocking`, whose idle threads exit).
-        #[cfg(target_os = "linux")]
-        // SAFETY: the closure runs between fork and exec and only calls prctl, which is
-        // async-signal-safe.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
-        let pid = child
-            .id()
-            .ok_or("child exited before it could be tracked")?;
-        let lease = Arc::new(Lease::new(pid));
-        let (Some(stdout), Some(stdin), Some(stderr)) =
-            (child.stdout.take(), child.stdin.take(), child.stderr.take())
-        else {
-            unreachable!("all three pipes were requested");
+        let command = spawn::Command {
+            program: &spec.program,
+            args: &spec.args,
+            env: environment(spec),
+            cwd: spec.cwd.as_deref(),
         };
-
-        let stdout = match own_nonblocking(stdout) {
-            Ok(stdout) => stdout,
+        let started = spawn::start(&command)
+            .map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
+        let lease = Arc::new(Lease::new(started.pid));
+        let stderr = match pipe::Receiver::from_owned_fd(started.stderr) {
+            Ok(stderr) => stderr,
             Err(e) => {
                 lease.signal(groups::Signal::Kill);
                 lease.release();
@@ -95,7 +61,7 @@ impl ChildProcess {
             }
         };
         let (exit_tx, exit) = watch::channel(None);
-        tokio::spawn(reaper::watch_exit(child, lease.clone(), exit_tx));
+        tokio::spawn(reaper::watch_exit(started.leader, lease.clone(), exit_tx));
         let tail = Arc::new(Mutex::new(StderrTail {
             unsplittable: spec.env.iter().map(|(_, value)| value.clone()).collect(),
             ..StderrTail::default()
@@ -110,7 +76,10 @@ impl ChildProcess {
                 stderr: tail,
                 stderr_done,
             },
-            ChildPipes { stdout, stdin },
+            ChildPipes {
+                stdout: started.stdout,
+                stdin: started.stdin,
+            },
         ))
     }
 
@@ -176,11 +145,16 @@ impl Drop for ChildProcess {
     }
 }
 
-/// The pipe's descriptor, taken from tokio's reactor and set non-blocking.
-fn own_nonblocking(stdout: ChildStdout) -> std::io::Result<OwnedFd> {
-    let fd = stdout.into_owned_fd()?;
-    super::lines::set_nonblocking(&fd)?;
-    Ok(fd)
+/// The server's whole environment: the host's (or only its safe part), then its own
+/// variables, a later one winning over an earlier one of the same name.
+fn environment(spec: &LocalSpec) -> Vec<(OsString, OsString)> {
+    let mut env: BTreeMap<OsString, OsString> = if spec.inherit_env {
+        std::env::vars_os().collect()
+    } else {
+        safe_environment().map(|(k, v)| (k.into(), v)).collect()
+    };
+    env.extend(spec.env.iter().map(|(k, v)| (k.into(), v.into())));
+    env.into_iter().collect()
 }
 
 /// What a server started with `"inheritEnv": false` gets of the host's environment: the
@@ -278,7 +252,7 @@ fn cut<'a>(line: &'a str, chars: usize, whole: &[String]) -> &'a str {
 /// Keeps reading so the server never blocks on a full pipe; keeps only the last lines, and
 /// of each only its start, so that a line without end costs no memory.
 async fn drain_stderr(
-    stderr: ChildStderr,
+    stderr: pipe::Receiver,
     tail: Arc<Mutex<StderrTail>>,
     done: watch::Sender<bool>,
 ) {
