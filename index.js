@@ -3,7 +3,7 @@
 // Tool objects. Everything MCP happens in Rust.
 import * as native from "./binding.js"
 
-import { callQueue, runToolCall, withOrigin } from "./js/call.js"
+import { callQueue, runToolCall } from "./js/call.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { safeLine } from "./js/terminal.js"
 
@@ -111,7 +111,7 @@ function bridgeOnLog(onLog) {
  * is shared by the source's tools, as an inventory may list a hundred thousand of them.
  */
 function mcpTools(handle, calls, tools) {
-  const withSchema = lazySchemas((index) => handle.inputSchema(index))
+  const schemas = [] // parsed when first read, by tool index
   const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
   // Tools are keyed by their index in the summary.
   const native = {
@@ -119,14 +119,42 @@ function mcpTools(handle, calls, tools) {
       handle.callTool(index, json, timeout, wantsProgress, maxTotal),
     abort: (index, id) => handle.abortCall(index, id),
   }
-  return tools.map(({ name, description, server, tool }, index) => {
-    if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
-    const metadata = resultMetadata.get(server)
-    const mcp = withSchema({ name, description }, index)
-    mcp.source = "mcp"
-    mcp.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
-    return withOrigin(mcp, { server, tool })
-  })
+  // A class of the source's own, so that its one accessor reaches the source's schemas,
+  // and what each tool keeps out of sight lives in private fields: defining hidden
+  // properties one by one cost more than making the object (~2 µs a tool).
+  class McpTool {
+    #index
+    #origin
+    /** Own and enumerable, so spreading or JSON.stringify of a tool sees it. */
+    static #inputSchema = {
+      get() {
+        return (schemas[this.#index] ??= JSON.parse(handle.inputSchema(this.#index)))
+      },
+      set(value) {
+        schemas[this.#index] = value
+      },
+      enumerable: true,
+      configurable: true,
+    }
+
+    constructor(index, { name, description, server, tool }) {
+      this.name = name
+      this.description = description
+      Object.defineProperty(this, "inputSchema", McpTool.#inputSchema)
+      this.source = "mcp"
+      if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
+      const metadata = resultMetadata.get(server)
+      this.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
+      this.#index = index
+      this.#origin = Object.freeze({ server, tool })
+    }
+
+    /** The server and tool names as configured and listed. */
+    get metadata() {
+      return this.#origin
+    }
+  }
+  return tools.map((entry, index) => new McpTool(index, entry))
 }
 
 const INDEX = Symbol("toolnexus.index")
