@@ -4,7 +4,7 @@
 // one CPU. Each client runs in a process of its own, so the counts are its own.
 //
 //   node bench/wakeups.mjs [--calls 3000] [--rounds 3] [--modes idle,busy,pinned]
-//                          [--clients toolnexus,sdk,floor]
+//                          [--clients toolnexus,v1,v2,floor] [--era 2025|2026]
 
 import { spawn } from "node:child_process"
 import os from "node:os"
@@ -19,7 +19,8 @@ const { values: flags } = parseArgs({
     calls: { type: "string", default: "3000" },
     rounds: { type: "string", default: "3" },
     modes: { type: "string", default: "idle,busy,pinned" },
-    clients: { type: "string", default: "toolnexus,sdk,floor" },
+    clients: { type: "string", default: "toolnexus,v1,floor" },
+    era: { type: "string", default: "2025" },
     child: { type: "string" },
   },
 })
@@ -28,8 +29,8 @@ const self = fileURLToPath(import.meta.url)
 
 /** In a child: one client's sequential calls, measured; prints one JSON line. */
 async function measure(name, calls) {
-  const client = await makeClient(name)
-  const session = await client.open([serverCommand(refserverPath())])
+  const client = await makeClient(name, flags.era)
+  const session = await client.open([{ command: serverCommand(refserverPath()) }])
   const echo = session.caller(0, "echo")
   for (let i = 0; i < 500; i++) await echo(ECHO_ARGS)
   const times = new Float64Array(calls)
@@ -55,7 +56,7 @@ async function measure(name, calls) {
 }
 
 function runChild(name, mode, calls) {
-  const args = [self, "--child", name, "--calls", String(calls)]
+  const args = [self, "--child", name, "--calls", String(calls), "--era", flags.era]
   const [file, argv] =
     mode === "pinned" ? ["taskset", ["-c", "0", process.execPath, ...args]] : [process.execPath, args]
   return new Promise((resolve, reject) => {
