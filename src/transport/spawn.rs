@@ -1,10 +1,10 @@
 //! Starting a server's process, with its stdin, stdout and stderr as pipes whose host ends
 //! are non-blocking and owned by nobody else.
 //!
-//! On Linux the child is started without `fork`: copying the host's page tables costs the
-//! host about a millisecond per spawn for every 100 MB it holds, and the child as much
-//! again when `exec` throws the copy away. With 32 servers on a 2-core machine that was
-//! half the time of connecting them. The child shares the host's memory until it `exec`s
+//! On Linux the child is started without `fork`: copying the host's page tables cost the
+//! host most of a millisecond per spawn (more as the host grows), and the child more again
+//! when `exec` threw the copy away. With 32 servers on a 2-core machine that was half the
+//! time of connecting them. The child shares the host's memory until it `exec`s
 //! (`CLONE_VM | CLONE_VFORK`, what `posix_spawn` does inside), which `posix_spawn` itself
 //! cannot be used for: it has no way to set the parent-death signal (see [`linux`]).
 
