@@ -27,6 +27,8 @@ pub struct Command<'a> {
     pub cwd: Option<&'a Path>,
 }
 
+/// The stderr pipe is not optional: Node marks fds 0-2 close-on-exec, so an inherited
+/// stderr would reach the child closed, and draining a pipe gives us its last lines.
 pub struct Started {
     pub pid: u32,
     pub leader: Leader,
