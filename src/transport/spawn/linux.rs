@@ -48,15 +48,11 @@ pub fn start(command: &Command) -> io::Result<Started> {
             .chain(command.args.iter().map(String::as_str))
             .map(str::as_bytes),
     )?;
-    let envp = c_strings(
-        command
-            .env
-            .iter()
-            .map(|(key, value)| [key.as_bytes(), b"=", value.as_bytes()].concat())
-            .collect::<Vec<_>>()
-            .iter()
-            .map(Vec::as_slice),
-    )?;
+    let envp = command
+        .env
+        .iter()
+        .map(|(key, value)| c_string(&[key.as_bytes(), b"=", value.as_bytes()].concat()))
+        .collect::<io::Result<Vec<_>>>()?;
     let paths = c_strings(search_path(command).iter().map(|p| p.as_bytes()))?;
     let cwd = command
         .cwd
