@@ -153,6 +153,14 @@ impl Rig {
         requests.collect()
     }
 
+    /// The last thing sent, when it is a cancellation: its request and reason.
+    pub fn last_cancel(&self) -> Option<(u64, &'static str)> {
+        match self.sent().pop()? {
+            Sent::Cancel { id, reason } => Some((id, reason)),
+            Sent::Request { .. } => None,
+        }
+    }
+
     pub fn last_request(&self) -> u64 {
         self.requests().last().expect("a request was sent").0
     }
