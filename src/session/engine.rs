@@ -27,8 +27,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use self::call::{Call, CallSink, CallSpec, Progress};
-use self::request::{Caller, Decoded, Kind, Waiter};
+use self::call::{Call, CallSink, CallSpec};
+use self::request::{Caller, Decoded, Kind, Progress, Waiter};
 use self::timer::Clock;
 use super::error::{Error, Failure, Kind as ErrorKind, Reply};
 use super::handler::Shared;
