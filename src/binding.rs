@@ -12,6 +12,7 @@ mod call_queue;
 mod host_loop;
 mod live;
 mod oauth;
+mod provider_schema;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
