@@ -138,7 +138,7 @@ function mcpTools(handle, calls, tools) {
       configurable: true,
     }
 
-    constructor(index, { name, description, server, tool }) {
+    constructor(index, { name, description, server, tool, maxOutputChars }) {
       this.name = name
       this.description = description
       Object.defineProperty(this, "inputSchema", McpTool.#inputSchema)
@@ -147,7 +147,8 @@ function mcpTools(handle, calls, tools) {
       const metadata = resultMetadata.get(server)
       this.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
       this.#index = index
-      this.#origin = Object.freeze({ server, tool })
+      // The server's `maxOutputChars`, for the adapters, only when configured.
+      this.#origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
     }
 
     /** The server and tool names as configured and listed. */

@@ -267,3 +267,22 @@ test("importing toolnexus reaches no adapter framework: its module graph names n
     ["@modelcontextprotocol/sdk/server/index.js", "@modelcontextprotocol/sdk/types.js"].filter((s) => bare.has(s)),
   )
 })
+
+test("a server's maxOutputChars bounds what the adapters hand a model; a call's option wins", async (t) => {
+  const mcp = await loadMcp({ docs: { command: [NODE, fixture("adapter-tools.mjs")], maxOutputChars: 50 } })
+  t.after(() => mcp.close())
+  const big = mcp.tools.find((tool) => tool.name === "docs_big")!
+  assert.deepEqual(big.metadata, { server: "docs", tool: "big", maxOutputChars: 50 })
+  const use = [{ type: "tool_use", id: "u", name: "docs_big", input: { n: 80 } }]
+  const [server] = await runAnthropicToolUses(mcp.tools, use)
+  assert.deepEqual(server.content?.at(-1), {
+    type: "text",
+    text: "[toolnexus: output cut: 30 of 80 characters not shown]",
+  })
+  const [call] = await runAnthropicToolUses(mcp.tools, use, { maxOutputChars: 70 })
+  assert.deepEqual(call.content?.at(-1), {
+    type: "text",
+    text: "[toolnexus: output cut: 10 of 80 characters not shown]",
+  })
+  assert.equal((await big.execute({ n: 80 })).output.length, 80, "execute itself is not cut")
+})

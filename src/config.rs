@@ -113,6 +113,8 @@ pub struct ServerSpec {
     pub timeout: Duration,
     /// `maxTotalTimeout`: caps a call in all, however often progress restarts its clock.
     pub max_total_timeout: Option<Duration>,
+    /// `maxOutputChars`: what the adapters hand a model of one result, in characters.
+    pub max_output_chars: Option<u64>,
     pub tools: ToolFilter,
     /// `protocol`: which revision of MCP to speak.
     pub protocol: ProtocolChoice,
@@ -257,6 +259,7 @@ fn validate_entry(entry: &Value, context: &Context) -> Result<Option<ServerSpec>
         timeout,
         // None by default, as in the official SDK.
         max_total_timeout: millis(obj, "maxTotalTimeout")?,
+        max_output_chars: characters(obj, "maxOutputChars")?,
         tools: tool_filter(obj)?,
         protocol: protocol(obj)?,
     }))
@@ -279,6 +282,22 @@ fn protocol(obj: &Map<String, Value>) -> Result<ProtocolChoice, String> {
 }
 
 /// A positive number of milliseconds under `key`, clamped as every duration is.
+fn characters(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(count) if count > 0 => Ok(Some(count)),
+            _ => Err(format!(
+                "\"{key}\" must be a positive whole number of characters, got {n}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "\"{key}\" must be a number of characters, got {}",
+            json_kind(other)
+        )),
+    }
+}
+
 fn millis(obj: &Map<String, Value>, key: &str) -> Result<Option<Duration>, String> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
