@@ -647,4 +647,7 @@ export type SchemaProfile = "openai-strict" | "openai" | "anthropic" | "gemini" 
  * a schema strict mode cannot express comes back as the `openai` one.
  * @default profile "portable"
  */
-export function providerSchema(schemaOrTool: JSONSchema | Tool, profile?: SchemaProfile): JSONSchema
+export function providerSchema(
+  schemaOrTool: JSONSchema | FrozenJSONSchema | Tool | StoreTool,
+  profile?: SchemaProfile,
+): JSONSchema

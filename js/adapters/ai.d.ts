@@ -1,6 +1,6 @@
 import type { ToolSet } from "ai"
 
-import type { SchemaProfile, Tool } from "../../index.js"
+import type { SchemaProfile, StoreTool, Tool } from "../../index.js"
 
 export interface AiToolsOptions {
   /**
@@ -23,4 +23,4 @@ export interface AiToolsOptions {
  * The AI SDK's abort signal reaches each call; images and audio reach the model as file
  * parts; an error result is error text, never a throw.
  */
-export function aiTools(tools: readonly Tool[], opts?: AiToolsOptions): ToolSet
+export function aiTools(tools: readonly (Tool | StoreTool)[], opts?: AiToolsOptions): ToolSet

@@ -1,4 +1,4 @@
-import type { JSONSchema, Tool } from "../../index.js"
+import type { JSONSchema, StoreTool, Tool } from "../../index.js"
 
 export interface AnthropicTool {
   name: string
@@ -26,14 +26,14 @@ export interface RunAnthropicToolUsesOptions {
 }
 
 /** Tools as Messages API `tools` (schemas made with the `anthropic` profile). */
-export function anthropicTools(tools: readonly Tool[]): AnthropicTool[]
+export function anthropicTools(tools: readonly (Tool | StoreTool)[]): AnthropicTool[]
 
 /**
  * Runs the `tool_use` blocks of a response's `content`, in parallel, and resolves with their
  * `tool_result` blocks in order: images as image blocks, failures with `is_error: true`.
  */
 export function runAnthropicToolUses(
-  tools: readonly Tool[],
+  tools: readonly (Tool | StoreTool)[],
   content: readonly { type: string; id?: string; name?: string; input?: unknown }[],
   opts?: RunAnthropicToolUsesOptions,
 ): Promise<ToolResultBlock[]>

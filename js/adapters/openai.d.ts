@@ -1,4 +1,4 @@
-import type { JSONSchema, Tool } from "../../index.js"
+import type { JSONSchema, StoreTool, Tool } from "../../index.js"
 
 export interface OpenAIToolsOptions {
   /** Which API the tools are for. @default "responses" */
@@ -62,8 +62,11 @@ export interface RunOpenAIToolCallsOptions {
   maxOutputChars?: number
 }
 
-export function openaiTools(tools: readonly Tool[], opts: OpenAIToolsOptions & { api: "chat" }): ChatFunctionTool[]
-export function openaiTools(tools: readonly Tool[], opts?: OpenAIToolsOptions): ResponsesFunctionTool[]
+export function openaiTools(
+  tools: readonly (Tool | StoreTool)[],
+  opts: OpenAIToolsOptions & { api: "chat" },
+): ChatFunctionTool[]
+export function openaiTools(tools: readonly (Tool | StoreTool)[], opts?: OpenAIToolsOptions): ResponsesFunctionTool[]
 
 /**
  * Runs a Chat message's `tool_calls` (resolving with `tool` messages) or the `function_call`
@@ -71,12 +74,12 @@ export function openaiTools(tools: readonly Tool[], opts?: OpenAIToolsOptions): 
  * items are ignored), in parallel. Failures are outputs starting with `Error: `, never throws.
  */
 export function runOpenAIToolCalls(
-  tools: readonly Tool[],
+  tools: readonly (Tool | StoreTool)[],
   calls: readonly ChatToolCall[],
   opts?: RunOpenAIToolCallsOptions,
 ): Promise<ChatToolMessage[]>
 export function runOpenAIToolCalls(
-  tools: readonly Tool[],
+  tools: readonly (Tool | StoreTool)[],
   calls: readonly ResponsesOutputItem[],
   opts?: RunOpenAIToolCallsOptions,
 ): Promise<FunctionCallOutput[]>

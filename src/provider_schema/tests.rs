@@ -178,3 +178,19 @@ fn too_deep_is_not_strict() {
     }
     assert!(!made(schema, "openai-strict").strict);
 }
+
+#[test]
+fn closed_objects_stay_closed() {
+    let schema = json!({
+        "type": "object",
+        "properties": { "q": { "type": "string" } },
+        "additionalProperties": false,
+        "$schema": "http://json-schema.org/draft-07/schema#"
+    });
+    for profile in ["openai", "anthropic"] {
+        let out = made(schema.clone(), profile).schema;
+        assert_eq!(out["additionalProperties"], json!(false), "{profile}");
+        assert_eq!(out.get("$schema"), None, "{profile}");
+    }
+    assert!(made(schema, "openai-strict").strict);
+}
