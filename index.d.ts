@@ -630,3 +630,24 @@ export function serveStoreApi(
 
 // Only the declarations marked `export` are public (ServerCommon and LocalServerEntry stay internal).
 export {}
+
+/**
+ * A provider's schema profile: `openai-strict` (OpenAI function calling with `strict: true`:
+ * every object closed, every property required, optional ones nullable), `openai`,
+ * `anthropic`, `gemini` (Gemini's OpenAPI subset), `portable` (what all of them accept
+ * without strict mode: Gemini's rules, the narrowest).
+ */
+export type SchemaProfile = "openai-strict" | "openai" | "anthropic" | "gemini" | "portable"
+
+/**
+ * A tool's input schema (or a schema) as `profile`'s provider accepts it: `$ref`s inlined
+ * (a recursive one expanded twice, then any value), the root a plain object, keywords the
+ * provider refuses removed (constraints among them written into the description). Made once
+ * per schema object and profile and cached: do not modify the result. For `openai-strict`,
+ * a schema strict mode cannot express comes back as the `openai` one.
+ * @default profile "portable"
+ */
+export function providerSchema(
+  schemaOrTool: JSONSchema | FrozenJSONSchema | Tool | StoreTool,
+  profile?: SchemaProfile,
+): JSONSchema

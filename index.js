@@ -12,6 +12,7 @@ export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
 export { createMcpStore } from "./js/store.js"
 export { serveStoreApi } from "./js/store-api.js"
+export { providerSchema } from "./js/provider-schema.js"
 
 // Server process trees must not outlive this process, even when nobody called close().
 process.on("exit", native.killAllServers)
@@ -135,7 +136,7 @@ function mcpTools(handle, calls, tools) {
       configurable: true,
     }
 
-    constructor(index, { name, description, server, tool }) {
+    constructor(index, { name, description, server, tool, maxOutputChars }) {
       this.name = name
       this.description = description
       Object.defineProperty(this, "inputSchema", McpTool.#inputSchema)
@@ -144,7 +145,8 @@ function mcpTools(handle, calls, tools) {
       const metadata = resultMetadata.get(server)
       this.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
       this.#index = index
-      this.#origin = Object.freeze({ server, tool })
+      // The server's `maxOutputChars`, for the adapters, only when configured.
+      this.#origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
     }
 
     /** The server and tool names as configured and listed. */

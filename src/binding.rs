@@ -12,6 +12,7 @@ mod call_queue;
 mod host_loop;
 mod live;
 mod oauth;
+mod provider_schema;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -242,7 +243,7 @@ pub fn load_mcp<'env>(
         let source = inventory::load_source(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
-        let summary = summary_json(&source)?;
+        let summary = summary_json(&source, &config)?;
         Ok(McpSourceHandle {
             source: Arc::new(source),
             summary: summary.into(),
@@ -278,16 +279,31 @@ struct ToolView<'a> {
     server: &'a str,
     /// The name the server lists it under.
     tool: &'a str,
+    /// The server's `maxOutputChars`, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_chars: Option<u64>,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
 /// string.
-fn summary_json(source: &Source) -> Result<String> {
+fn summary_json(source: &Source, config: &McpConfig) -> Result<String> {
+    let output_limit = |server: &str| {
+        config.servers.iter().find_map(|entry| match &entry.state {
+            config::ServerState::Enabled(spec) if entry.name == server => spec.max_output_chars,
+            _ => None,
+        })
+    };
+    let limits: Vec<Option<u64>> = source
+        .sessions
+        .iter()
+        .map(|s| output_limit(s.name()))
+        .collect();
     let tools = source.tools.iter().map(|t| ToolView {
         name: &t.name,
         description: t.listed.description.as_deref().unwrap_or_default(),
         server: source.sessions[t.server].name(),
         tool: &t.listed.name,
+        max_output_chars: limits[t.server],
     });
     to_json(&Summary {
         tools: tools.collect(),

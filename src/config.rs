@@ -114,6 +114,8 @@ pub struct ServerSpec {
     pub timeout: Duration,
     /// `maxTotalTimeout`: caps a call in all, however often progress restarts its clock.
     pub max_total_timeout: Option<Duration>,
+    /// `maxOutputChars`: what the adapters hand a model of one result, in characters.
+    pub max_output_chars: Option<u64>,
     pub tools: ToolFilter,
     /// `protocol`: which revision of MCP to speak.
     pub protocol: ProtocolChoice,

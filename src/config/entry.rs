@@ -30,6 +30,7 @@ pub(super) fn validate_entry(
         timeout,
         // None by default, as in the official SDK.
         max_total_timeout: millis(obj, "maxTotalTimeout")?,
+        max_output_chars: characters(obj, "maxOutputChars")?,
         tools: tool_filter(obj)?,
         protocol: protocol(obj)?,
     }))
@@ -47,6 +48,23 @@ fn protocol(obj: &Map<String, Value>) -> Result<ProtocolChoice, String> {
                 Value::String(_) => other.to_string(),
                 other => json_kind(other).to_owned(),
             }
+        )),
+    }
+}
+
+/// A positive whole number of characters under `key`.
+fn characters(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(count) if count > 0 => Ok(Some(count)),
+            _ => Err(format!(
+                "\"{key}\" must be a positive whole number of characters, got {n}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "\"{key}\" must be a number of characters, got {}",
+            json_kind(other)
         )),
     }
 }

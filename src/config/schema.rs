@@ -137,6 +137,11 @@ pub struct Common {
     #[serde(default, rename = "maxTotalTimeout")]
     #[schemars(schema_with = "positive_number")]
     pub max_total_timeout: Option<f64>,
+    /// Characters of one result the adapters (`toolnexus/ai`, `/openai`, `/anthropic`) hand
+    /// a model; more is cut, with a marker saying how much. Default 100000.
+    #[serde(default, rename = "maxOutputChars")]
+    #[schemars(schema_with = "positive_integer")]
+    pub max_output_chars: Option<u64>,
     /// Which tools `loadMcp` exposes, by the server's names: any `true` keeps only those,
     /// only `false` hides those.
     pub tools: Option<BTreeMap<String, bool>>,
@@ -332,6 +337,10 @@ fn boolean(_: &mut SchemaGenerator) -> Schema {
 
 fn positive_number(_: &mut SchemaGenerator) -> Schema {
     json_schema!({ "type": ["number", "null"], "exclusiveMinimum": 0 })
+}
+
+fn positive_integer(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({ "type": ["integer", "null"], "minimum": 1 })
 }
 
 fn command_array(_: &mut SchemaGenerator) -> Schema {

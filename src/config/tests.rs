@@ -260,3 +260,20 @@ fn protocol_picks_an_era_and_names_a_bad_one() {
     let bad = invalid(json!({ "url": "http://h/mcp", "protocol": 7 }));
     assert_eq!(bad, format!("{expected} a number"));
 }
+
+#[test]
+fn max_output_chars_is_a_positive_whole_number() {
+    assert_eq!(spec(json!({ "command": ["x"] })).max_output_chars, None);
+    assert_eq!(
+        spec(json!({ "command": ["x"], "maxOutputChars": 5000 })).max_output_chars,
+        Some(5000)
+    );
+    assert_eq!(
+        invalid(json!({ "command": ["x"], "maxOutputChars": 0 })),
+        "\"maxOutputChars\" must be a positive whole number of characters, got 0"
+    );
+    assert_eq!(
+        invalid(json!({ "command": ["x"], "maxOutputChars": "big" })),
+        "\"maxOutputChars\" must be a number of characters, got a string"
+    );
+}

@@ -1,0 +1,48 @@
+// toolnexus/anthropic: Tools as Anthropic Messages tools, and a response's tool_use blocks
+// run. Plain objects: nothing of `@anthropic-ai/sdk` is imported.
+import { profiled } from "../provider-schema.js"
+import { byName, outputLimit, parseArguments, refused, resultParts, textOnly } from "./results.js"
+
+export function anthropicTools(tools) {
+  return tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: profiled(tool, "anthropic").schema,
+  }))
+}
+
+/**
+ * Runs the `tool_use` blocks of a response's `content`, all at once, and resolves with
+ * their `tool_result` blocks, in order; a failure is `is_error: true`, never a throw.
+ */
+export async function runAnthropicToolUses(tools, content, opts) {
+  const named = byName(tools)
+  const uses = (Array.isArray(content) ? content : []).filter((block) => block?.type === "tool_use")
+  return Promise.all(
+    uses.map(async (use) => {
+      const tool = named.get(use.name)
+      const result = await run(tool, use, opts)
+      const parts = resultParts(result, outputLimit(tool, opts))
+      // Anthropic refuses empty text blocks.
+      const blocks = parts.filter((p) => p.type !== "text" || p.text !== "").map(block)
+      return {
+        type: "tool_result",
+        tool_use_id: use.id,
+        ...(blocks.length > 0 ? { content: blocks } : {}),
+        ...(result.isError ? { is_error: true } : {}),
+      }
+    }),
+  )
+}
+
+async function run(tool, use, opts) {
+  if (tool === undefined) return refused(`no tool named ${JSON.stringify(use.name)}`)
+  const { args, error } = parseArguments(use.input)
+  if (error) return refused(error)
+  return tool.execute(args, { signal: opts?.signal, timeout: opts?.timeout })
+}
+
+function block(p) {
+  if (p.type === "image") return { type: "image", source: { type: "base64", media_type: p.mimeType, data: p.data } }
+  return { type: "text", text: p.type === "text" ? p.text : textOnly([p]) }
+}
