@@ -21,6 +21,10 @@ use std::process::ExitStatus;
 mod unix;
 #[cfg(unix)]
 use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
 
 mod environment;
 pub mod lines;
