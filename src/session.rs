@@ -31,7 +31,7 @@ use crate::config::ServerSpec;
 use crate::listed_tool::ListedTool;
 use crate::lock::lock;
 use crate::redact::Redactor;
-use crate::transport::stdio::ChildProcess;
+use crate::transport::local::ChildProcess;
 
 pub use self::engine::call::{CallId, CallSink, CallSpec};
 pub use self::engine::request::Progress;

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::engine::timer::{Clock, sleep_until};
 use super::error::{Error, Failure, Kind};
-use crate::transport::stdio::ChildProcess;
+use crate::transport::local::ChildProcess;
 
 /// While a person signs in to the server (its name in the set), its phase's clock
 /// stands still.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use super::{Engine, Pending, State};
 use crate::session::error::{Error, Failure};
 use crate::session::wording::closed_during;
-use crate::transport::reaper::Exit;
+use crate::transport::local::Exit;
 
 impl Engine {
     /// The caller gave up request `id` (its first id): the server is told, the request

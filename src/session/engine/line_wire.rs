@@ -10,7 +10,7 @@ use serde_json::value::RawValue;
 use super::request::Progress;
 use super::{Engine, Wire};
 use crate::session::error::{Broken, Reply};
-use crate::transport::lines::{Intercept, LineWriter, WriteError};
+use crate::transport::local::lines::{Intercept, LineWriter, WriteError};
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
 pub const ID_PREFIX: &str = "tn-";

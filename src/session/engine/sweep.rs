@@ -13,7 +13,7 @@ use super::timer::sleep_until;
 use super::{Engine, State};
 use crate::session::error::{Error, Kind};
 use crate::session::handler::Asking;
-use crate::transport::reaper::Exit;
+use crate::transport::local::Exit;
 
 pub async fn run(
     engine: Weak<Engine>,
