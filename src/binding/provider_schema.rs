@@ -32,19 +32,19 @@ impl ProviderSchema {
     }
 
     /// The schema, as JSON text.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn schema(&self) -> String {
         self.schema.clone()
     }
 
     /// Whether it meets OpenAI's strict mode.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn strict(&self) -> bool {
         self.strict
     }
 
     /// Whether any call's arguments may carry a null to take out.
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn forces_nulls(&self) -> bool {
         !self.nulls.is_empty()
     }
