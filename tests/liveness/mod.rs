@@ -26,14 +26,20 @@ fn exists(pid: i32) -> bool {
 }
 
 /// "pid (comm) S ...": comm may hold spaces or parens, so the state follows the last ')'.
-#[allow(dead_code, reason = "not every test binary that includes this module uses it")]
+#[allow(
+    dead_code,
+    reason = "not every test binary that includes this module uses it"
+)]
 pub fn state_from_proc(pid: i32) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit(')').next()?.trim_start().chars().next()
 }
 
 /// POSIX `ps`, which exits 1 and prints nothing for a pid it does not know.
-#[allow(dead_code, reason = "not every test binary that includes this module uses it")]
+#[allow(
+    dead_code,
+    reason = "not every test binary that includes this module uses it"
+)]
 pub fn state_from_ps(pid: i32) -> Option<char> {
     let out = Command::new("ps")
         .args(["-o", "stat=", "-p", &pid.to_string()])
