@@ -29,7 +29,7 @@ use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::normalize_schema;
 use crate::session::{CallSpec, Hooks, Logger};
-use crate::transport::groups;
+use crate::transport::local;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
 #[napi(object)]
@@ -371,7 +371,7 @@ impl McpSourceHandle {
 /// Kills every server process still alive; the JS layer calls it on process exit.
 #[napi(catch_unwind, js_name = "killAllServers")]
 pub fn kill_all_servers() {
-    groups::kill_all();
+    local::kill_all();
 }
 
 #[napi(catch_unwind)]

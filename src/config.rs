@@ -146,7 +146,7 @@ pub struct LocalSpec {
     pub env: Vec<(String, String)>,
     pub cwd: Option<PathBuf>,
     /// `inheritEnv`: whether the server gets the host's whole environment (the default)
-    /// or only the few variables `transport::stdio` names safe.
+    /// or only the few variables `transport::local` names safe.
     pub inherit_env: bool,
 }
 

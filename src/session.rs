@@ -41,8 +41,8 @@ use crate::listed_tool::{ListedTool, PageParts};
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
-use crate::transport::lines::{LineTransport, LineWriter};
-use crate::transport::stdio::ChildProcess;
+use crate::transport::local::ChildProcess;
+use crate::transport::local::lines::{LineTransport, LineWriter};
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;

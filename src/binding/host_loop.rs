@@ -4,10 +4,11 @@
 //! closed when the reader ends or the environment goes away. A check handle ends every turn
 //! of the loop by writing the lines corked during it (see `lines::cork`). libuv's functions
 //! are looked up in the host process; where they are missing, the tokio reader does the
-//! work and nothing is corked.
+//! work and nothing is corked. Where libuv cannot poll a pipe (Windows: it polls sockets
+//! only), the tokio reader reads and the check handle still uncorks.
 
 use std::cell::RefCell;
-use std::ffi::{CStr, c_int, c_void};
+use std::ffi::{c_int, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
 use std::rc::Rc;
@@ -15,7 +16,8 @@ use std::sync::{Arc, OnceLock};
 
 use napi::Env;
 
-use crate::transport::lines::{
+use crate::transport::local::host_symbol;
+use crate::transport::local::lines::{
     Flow, HostLoop, LineReader, has_host_loop, set_can_cork, set_host_loop, uncork,
 };
 
@@ -46,11 +48,7 @@ struct Uv {
 fn uv() -> Option<&'static Uv> {
     static UV: OnceLock<Option<Uv>> = OnceLock::new();
     UV.get_or_init(|| {
-        let find = |name: &CStr| {
-            // SAFETY: dlsym with a NUL-terminated name; a null result is handled.
-            let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-            (!found.is_null()).then_some(found)
-        };
+        let find = |name| host_symbol(name).map(|found| found.as_ptr());
         // SAFETY: each symbol is the libuv function of that name, whose C signature the
         // field's type spells out (uv.h, libuv 1.x).
         unsafe {
@@ -181,7 +179,9 @@ impl HostLoop for NodeLoop {
         close_where(false, |watch| {
             watch.reader.is_closed() || Arc::ptr_eq(&watch.reader, &reader)
         });
-        let fd = reader.fd();
+        let Some(fd) = reader.host_pollable() else {
+            return false;
+        };
         let watch = Box::into_raw(Box::new(Watch {
             handle: [0; 32],
             reader,

@@ -29,8 +29,7 @@ use super::wording::{
 use super::{CallSink, CallSpec, Progress};
 use crate::listed_tool::{Page, PageParts};
 use crate::tool_result::{self, InputRequired, Outcome, ToolOutput};
-use crate::transport::reaper::Exit;
-use crate::transport::stdio::ChildProcess;
+use crate::transport::local::{ChildProcess, Exit};
 
 pub use self::peer::PeerWire;
 pub use self::stdio::{Incoming, StdioWire};

@@ -1,13 +1,9 @@
-//! How bytes reach a server: local servers are child processes over stdio (every process
-//! we start is tracked by its process group), remote ones streamable HTTP.
+//! How bytes reach a server: local servers are child processes over stdio (see [`local`],
+//! where the line between operating systems is drawn), remote ones streamable HTTP.
 
-pub mod groups;
 pub mod http;
 pub mod legacy_sse;
-pub mod lines;
-pub mod reaper;
-mod spawn;
-pub mod stdio;
+pub mod local;
 mod tls;
 
 /// The largest JSON-RPC message accepted from a server: room for a 64 MiB result and its

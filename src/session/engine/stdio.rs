@@ -13,7 +13,7 @@ use super::{Engine, Listed, Progress, Reply, Wire};
 use crate::listed_tool::Page;
 use crate::session::wording::malformed_response;
 use crate::transport::MAX_MESSAGE_BYTES;
-use crate::transport::lines::{Intercept, LineWriter, WriteError};
+use crate::transport::local::lines::{Intercept, LineWriter, WriteError};
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
 pub const ID_PREFIX: &str = "tn-";

@@ -9,7 +9,7 @@ use tokio::sync::{Notify, watch};
 
 use super::Engine;
 use crate::session::handler::Asking;
-use crate::transport::reaper::Exit;
+use crate::transport::local::Exit;
 
 pub async fn run(
     engine: Weak<Engine>,

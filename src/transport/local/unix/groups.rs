@@ -1,8 +1,14 @@
 //! Process groups of the servers we spawned, so that the whole tree of a server can be
 //! signalled, and so that every live group can be killed when the host process exits.
+//!
+//! [`register`] (at spawn) and [`unregister`] (just before the leader is reaped, after
+//! which the id may name another group) bracket the life of every group: what else must
+//! know the live groups (a watchdog that outlives the host) hooks in there.
 
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
+
+use crate::transport::local::Signal;
 
 static LIVE: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
 
@@ -20,27 +26,16 @@ pub fn unregister(pgid: u32) {
     }
 }
 
-#[derive(Clone, Copy)]
-pub enum Signal {
-    Terminate,
-    Kill,
-}
-
 /// Signals every process in the group led by `pgid`. A group that is already gone is fine.
 pub fn signal(pgid: u32, signal: Signal) {
-    #[cfg(unix)]
-    {
-        let sig = match signal {
-            Signal::Terminate => libc::SIGTERM,
-            Signal::Kill => libc::SIGKILL,
-        };
-        if let Ok(pgid) = libc::pid_t::try_from(pgid) {
-            // SAFETY: killpg has no memory-safety preconditions.
-            unsafe { libc::killpg(pgid, sig) };
-        }
+    let sig = match signal {
+        Signal::Terminate => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        // SAFETY: killpg has no memory-safety preconditions.
+        unsafe { libc::killpg(pgid, sig) };
     }
-    #[cfg(not(unix))]
-    let _ = (pgid, signal);
 }
 
 /// Kills every server process tree still alive. For the host's exit path: synchronous.

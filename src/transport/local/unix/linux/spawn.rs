@@ -20,7 +20,8 @@ use std::os::unix::ffi::OsStrExt;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::{Command, Leader, Started};
+use super::super::spawn::{Leader, Spawned};
+use crate::transport::local::Command;
 
 /// The child's stack: its few frames of system calls need a fraction of this.
 const STACK_BYTES: usize = 64 << 10;
@@ -42,7 +43,7 @@ struct Prepared {
     failed: AtomicI32,
 }
 
-pub fn start(command: &Command) -> io::Result<Started> {
+pub fn start(command: &Command) -> io::Result<Spawned> {
     let argv = c_strings(
         std::iter::once(command.program)
             .chain(command.args.iter().map(String::as_str))
@@ -98,7 +99,7 @@ pub fn start(command: &Command) -> io::Result<Started> {
     };
     drop((stdin_child, stdout_child, stderr_child));
     match prepared.failed.load(Ordering::Acquire) {
-        0 => Ok(Started {
+        0 => Ok(Spawned {
             pid: pid as u32,
             leader: Leader(pid as u32),
             stdin,
@@ -270,7 +271,8 @@ mod tests {
 
     use tokio::io::AsyncReadExt;
 
-    use super::super::{Command, start};
+    use crate::transport::local::Command;
+    use crate::transport::local::unix::spawn::start;
 
     /// Runs `sh -c script` (found through `PATH`) and returns what it printed.
     async fn output(script: &str, env: &[(&str, &str)], cwd: Option<&Path>) -> String {

@@ -4,20 +4,22 @@
 //! worker that must then wake it. Reads are serialised by one lock, so lines are handled in
 //! the order the server wrote them whoever reads.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::{self, ErrorKind};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::rc::Rc;
+use std::ffi::c_int;
+use std::io::ErrorKind;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
-use std::time::Duration;
 
 use rmcp::model::ServerJsonRpcMessage;
 use tokio::sync::Notify;
 
 use super::{Intercept, LineWriter};
 use crate::transport::MAX_MESSAGE_BYTES;
+use crate::transport::local::os::{OutPipe, Readable};
+
+mod host;
+
+pub use self::host::{HostLoop, has_host_loop, set_host_loop};
 
 /// Large results arrive in as few reads as the pipe allows.
 const READ_BUFFER: usize = 64 << 10;
@@ -29,44 +31,6 @@ const OVERSIZED_HEAD: usize = 256;
 /// Messages for rmcp read by the host and not yet taken; past it the host stops reading
 /// and leaves it to rmcp's task, which reads only as fast as it takes them.
 const FOR_RMCP: usize = 64;
-/// How often the watchdog looks at a pipe the host reads; a host thread that has left
-/// it readable and unread for a whole period is busy, and rmcp's task takes it back.
-const WATCH_PERIOD: Duration = Duration::from_millis(10);
-/// Periods without a request and with nothing to read before the watchdog rests.
-const IDLE_PERIODS: u32 = 10;
-/// A host turn that handles more lines or bytes than these is a busy one (see
-/// [`Flow::Busy`]): a caller waiting for one answer reads one line and its progress.
-const HOST_LINES: usize = 4;
-const HOST_BYTES: usize = 256 << 10;
-/// How long the pipe stays with rmcp's task after a busy turn.
-const HOST_PAUSE_MS: u64 = 100;
-
-/// Milliseconds since the first call, a clock cheap to keep in an atomic.
-fn millis_since_start() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let elapsed = START.get_or_init(std::time::Instant::now).elapsed();
-    u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// An event loop on the current thread that can wait for a pipe to become readable.
-pub trait HostLoop {
-    /// Calls [`LineReader::read_ready`] on this thread whenever `reader`'s pipe is
-    /// readable, until it returns anything but [`Flow::Waiting`]; false if it cannot.
-    fn watch(&self, reader: Arc<LineReader>) -> bool;
-}
-
-thread_local! {
-    static HOST: RefCell<Option<Rc<dyn HostLoop>>> = const { RefCell::new(None) };
-}
-
-/// Makes `host` the event loop of the current thread (`None`: it has none any more).
-pub fn set_host_loop(host: Option<Rc<dyn HostLoop>>) {
-    HOST.with(|h| *h.borrow_mut() = host);
-}
-
-pub fn has_host_loop() -> bool {
-    HOST.with(|h| h.borrow().is_some())
-}
 
 /// What a read left behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,7 +55,7 @@ const TOKIO: u8 = 0;
 const HOST_THREAD: u8 = 1;
 
 pub struct LineReader {
-    fd: OwnedFd,
+    pipe: OutPipe,
     state: Mutex<ReadState>,
     intercept: Arc<dyn Intercept>,
     writer: Arc<LineWriter>,
@@ -149,12 +113,12 @@ struct ReadState {
 
 impl LineReader {
     pub(super) fn new(
-        fd: OwnedFd,
+        pipe: OutPipe,
         intercept: Arc<dyn Intercept>,
         writer: Arc<LineWriter>,
     ) -> Arc<LineReader> {
         let reader = Arc::new(LineReader {
-            fd,
+            pipe,
             state: Mutex::new(ReadState {
                 buffer: vec![0; READ_BUFFER].into_boxed_slice(),
                 line: Vec::new(),
@@ -175,12 +139,21 @@ impl LineReader {
             host_after: AtomicU64::new(0),
         });
         writer.set_reader(Arc::downgrade(&reader));
-        tokio::spawn(watch_host(Arc::downgrade(&reader), reader.watchdog.clone()));
+        tokio::spawn(host::watch_host(
+            Arc::downgrade(&reader),
+            reader.watchdog.clone(),
+        ));
         reader
     }
 
-    pub fn fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
+    /// What a host event loop can poll to learn that the pipe is readable, where it can.
+    pub fn host_pollable(&self) -> Option<c_int> {
+        self.pipe.host_pollable()
+    }
+
+    /// The pipe registered with tokio, for rmcp's task to wait for it.
+    pub(super) fn register(&self) -> std::io::Result<Readable> {
+        self.pipe.register()
     }
 
     fn state(&self) -> MutexGuard<'_, ReadState> {
@@ -216,7 +189,7 @@ impl LineReader {
                 Queued::Message(message) => Some(*message),
                 Queued::Line(line) => {
                     drop(for_rmcp);
-                    let taken = super::take(&self.writer, &*self.intercept, &line);
+                    let taken = super::decode::take(&self.writer, &*self.intercept, &line);
                     for_rmcp = self.queue();
                     taken
                 }
@@ -225,67 +198,6 @@ impl LineReader {
                 for_rmcp.handling = true;
                 return message;
             }
-        }
-    }
-
-    /// Called after a line was written on the current thread: if it has a host loop and
-    /// rmcp's task reads, the host takes the reading over.
-    pub(super) fn offer_to_host(self: &Arc<Self>) {
-        if millis_since_start() < self.host_after.load(Ordering::Relaxed) {
-            return;
-        }
-        if self.host_reads() {
-            self.host_writes.fetch_add(1, Ordering::Relaxed);
-            if !self.watching.swap(true, Ordering::AcqRel) {
-                self.watchdog.notify_one();
-            }
-            return;
-        }
-        if self.is_over() {
-            return;
-        }
-        let Some(host) = HOST.with(|h| h.borrow().clone()) else {
-            return;
-        };
-        if self
-            .owner
-            .compare_exchange(TOKIO, HOST_THREAD, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            return;
-        }
-        if host.watch(self.clone()) {
-            // rmcp's task stops waiting for the pipe; the watchdog starts looking.
-            self.changed.notify_one();
-            self.watching.store(true, Ordering::Release);
-            self.watchdog.notify_one();
-        } else {
-            self.owner.store(TOKIO, Ordering::Release);
-        }
-    }
-
-    /// The host has stopped watching: rmcp's task reads again.
-    pub fn release(&self) {
-        self.owner.store(TOKIO, Ordering::Release);
-        self.changed.notify_one();
-    }
-
-    /// [`read_ready`](Self::read_ready) for the host; [`Flow::Released`] once rmcp's task
-    /// has taken the reading back.
-    pub fn read_on_host(&self) -> Flow {
-        if !self.host_reads() {
-            return Flow::Released;
-        }
-        self.host_turns.fetch_add(1, Ordering::Relaxed);
-        match self.read_turn() {
-            (Flow::Waiting | Flow::More, handled)
-                if handled.lines > HOST_LINES || handled.bytes > HOST_BYTES =>
-            {
-                self.host_after
-                    .store(millis_since_start() + HOST_PAUSE_MS, Ordering::Relaxed);
-                Flow::Busy
-            }
-            (flow, _) => flow,
         }
     }
 
@@ -315,28 +227,18 @@ impl LineReader {
             if self.queue().queue.len() >= FOR_RMCP {
                 return Flow::Backlogged;
             }
-            // SAFETY: the descriptor is open for as long as `self` lives, and `buffer` is
-            // a live, writable slice of the length given.
-            let n = unsafe {
-                libc::read(
-                    self.fd.as_raw_fd(),
-                    state.buffer.as_mut_ptr().cast(),
-                    state.buffer.len(),
-                )
-            };
-            if n > 0 {
-                let chunk = std::mem::take(&mut state.buffer);
-                handled.lines += self.feed(state, &chunk[..n as usize]);
-                handled.bytes += n as usize;
-                state.buffer = chunk;
-                continue;
-            }
-            if n < 0 {
-                match io::Error::last_os_error().kind() {
-                    ErrorKind::WouldBlock => return Flow::Waiting,
-                    ErrorKind::Interrupted => continue,
-                    _ => {}
+            match self.pipe.read_now(&mut state.buffer) {
+                Ok(0) => {}
+                Ok(n) => {
+                    let chunk = std::mem::take(&mut state.buffer);
+                    handled.lines += self.feed(state, &chunk[..n]);
+                    handled.bytes += n;
+                    state.buffer = chunk;
+                    continue;
                 }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Flow::Waiting,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {}
             }
             state.eof = true;
             self.end();
@@ -372,7 +274,7 @@ impl LineReader {
                 continue;
             }
             lines += 1;
-            let line = super::trim(&state.line);
+            let line = super::decode::trim(&state.line);
             let mut for_rmcp = self.queue();
             if !for_rmcp.queue.is_empty() || for_rmcp.handling {
                 for_rmcp.queue.push_back(Queued::Line(line.to_vec()));
@@ -380,7 +282,7 @@ impl LineReader {
                 self.changed.notify_one();
             } else {
                 drop(for_rmcp);
-                if let Some(message) = super::take(&self.writer, &*self.intercept, line) {
+                if let Some(message) = super::decode::take(&self.writer, &*self.intercept, line) {
                     let message = Box::new(message);
                     self.queue().queue.push_back(Queued::Message(message));
                     self.changed.notify_one();
@@ -403,61 +305,6 @@ impl LineReader {
     pub(super) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.end();
-    }
-}
-
-/// Whether the pipe holds something to read (or has ended), without reading it.
-fn readable(fd: RawFd) -> bool {
-    let mut poll = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd, no waiting.
-    unsafe { libc::poll(&mut poll, 1, 0) > 0 }
-}
-
-/// While the host reads a pipe, checks each period that it keeps up: a pipe left readable
-/// and unread for a whole period goes back to rmcp's task, so a host thread stuck in a
-/// long computation does not stall the server (whose progress then meets the bounds of
-/// the queues as it would have without the host). Rests when nothing goes on.
-async fn watch_host(reader: Weak<LineReader>, wake: Arc<Notify>) {
-    loop {
-        wake.notified().await;
-        let (mut turns, mut writes, mut idle) = (u64::MAX, u64::MAX, 0);
-        loop {
-            tokio::time::sleep(WATCH_PERIOD).await;
-            let Some(reader) = reader.upgrade() else {
-                return;
-            };
-            if reader.is_over() {
-                return;
-            }
-            if !reader.host_reads() {
-                reader.watching.store(false, Ordering::Release);
-                break;
-            }
-            let now = (
-                reader.host_turns.load(Ordering::Relaxed),
-                reader.host_writes.load(Ordering::Relaxed),
-            );
-            let pending = readable(reader.fd());
-            if pending && now.0 == turns {
-                reader.release();
-                reader.watching.store(false, Ordering::Release);
-                break;
-            }
-            idle = if pending || now.1 != writes {
-                0
-            } else {
-                idle + 1
-            };
-            if idle >= IDLE_PERIODS {
-                reader.watching.store(false, Ordering::Release);
-                break;
-            }
-            (turns, writes) = now;
-        }
     }
 }
 

@@ -1,35 +1,23 @@
-//! Starting a server's process, with its stdin, stdout and stderr as pipes whose host ends
-//! are non-blocking and owned by nobody else.
+//! Starting a server's process as the leader of a process group of its own, with its stdin,
+//! stdout and stderr as pipes whose host ends are non-blocking and owned by nobody else.
 //!
 //! On Linux the child is started without `fork`: copying the host's page tables cost the
 //! host most of a millisecond per spawn (more as the host grows), and the child more again
 //! when `exec` threw the copy away. With 32 servers on a 2-core machine that was half the
 //! time of connecting them. The child shares the host's memory until it `exec`s
 //! (`CLONE_VM | CLONE_VFORK`, what `posix_spawn` does inside), which `posix_spawn` itself
-//! cannot be used for: it has no way to set the parent-death signal (see [`linux`]).
+//! cannot be used for: it has no way to set the parent-death signal (see `linux::spawn`).
+//!
+//! `program` is looked up in the `PATH` of the command's environment when it has no `/`.
 
-use std::ffi::OsString;
 use std::io;
 use std::os::fd::OwnedFd;
-use std::path::Path;
 use std::process::ExitStatus;
 
-#[cfg(target_os = "linux")]
-mod linux;
+use crate::transport::local::Command;
 
-/// What to run: `program` (looked up in the `PATH` of `env` when it has no `/`), its
-/// arguments, its whole environment and its working directory. It gets a process group of
-/// its own.
-pub struct Command<'a> {
-    pub program: &'a str,
-    pub args: &'a [String],
-    pub env: Vec<(OsString, OsString)>,
-    pub cwd: Option<&'a Path>,
-}
-
-/// The stderr pipe is not optional: Node marks fds 0-2 close-on-exec, so an inherited
-/// stderr would reach the child closed, and draining a pipe gives us its last lines.
-pub struct Started {
+/// The started leader and the host's ends of its pipes.
+pub struct Spawned {
     pub pid: u32,
     pub leader: Leader,
     pub stdin: OwnedFd,
@@ -39,16 +27,16 @@ pub struct Started {
 
 /// Reaps the leader. Only [`Leader::reap`] does, so that until then its pid (and group id)
 /// stays ours.
-pub struct Leader(Inner);
+pub struct Leader(pub(super) Inner);
 
 #[cfg(target_os = "linux")]
 type Inner = u32;
 #[cfg(not(target_os = "linux"))]
 type Inner = tokio::process::Child;
 
-pub fn start(command: &Command) -> io::Result<Started> {
+pub fn start(command: &Command) -> io::Result<Spawned> {
     #[cfg(target_os = "linux")]
-    let started = linux::start(command)?;
+    let started = super::linux::spawn::start(command)?;
     #[cfg(not(target_os = "linux"))]
     let started = with_tokio(command)?;
     for fd in [&started.stdin, &started.stdout, &started.stderr] {
@@ -85,7 +73,7 @@ impl Leader {
 
 /// Elsewhere: tokio's `Command`, which forks (or uses `posix_spawn`, where it can).
 #[cfg(not(target_os = "linux"))]
-fn with_tokio(command: &Command) -> io::Result<Started> {
+fn with_tokio(command: &Command) -> io::Result<Spawned> {
     use std::process::Stdio;
     let mut child = tokio::process::Command::new(command.program);
     child
@@ -108,7 +96,7 @@ fn with_tokio(command: &Command) -> io::Result<Started> {
     else {
         unreachable!("all three pipes were requested");
     };
-    Ok(Started {
+    Ok(Spawned {
         pid,
         stdin: stdin.into_owned_fd()?,
         stdout: stdout.into_owned_fd()?,

@@ -11,11 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::groups;
 use super::spawn::Leader;
-
-/// How the leader ended: `None` when its status could not be learned (something else in
-/// the host reaped it).
-#[derive(Debug, Clone, Copy)]
-pub struct Exit(pub Option<ExitStatus>);
+use crate::transport::local::{Exit, Signal};
 
 /// The right to signal the group of `pid`, held until the leader may be reaped.
 pub struct Lease {
@@ -33,7 +29,7 @@ impl Lease {
     }
 
     /// Signals the group, unless it may no longer be ours.
-    pub fn signal(&self, signal: groups::Signal) {
+    pub fn signal(&self, signal: Signal) {
         if !self.released.is_cancelled() {
             groups::signal(self.pid, signal);
         }
@@ -76,10 +72,9 @@ pub async fn watch_exit(
 }
 
 /// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.
-#[cfg(unix)]
 async fn exited_unreaped(pid: u32) -> Option<Exit> {
     #[cfg(target_os = "linux")]
-    if let Some(exit) = pidfd_exit(pid).await {
+    if let Some(exit) = super::linux::pidfd::exit(pid).await {
         return Some(exit);
     }
     // SIGCHLD alone is not enough: a host library (libuv, once Node spawns a child) may
@@ -104,37 +99,8 @@ async fn exited_unreaped(pid: u32) -> Option<Exit> {
     }
 }
 
-/// Linux: a pidfd becomes readable when its process exits, whoever handles SIGCHLD.
-/// `None` when one cannot be had (a kernel older than 5.3).
-#[cfg(target_os = "linux")]
-async fn pidfd_exit(pid: u32) -> Option<Exit> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    use tokio::io::Interest;
-    use tokio::io::unix::AsyncFd;
-    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::pid_t::try_from(pid).ok()?, 0) };
-    let fd = i32::try_from(fd).ok().filter(|fd| *fd >= 0)?;
-    // SAFETY: the descriptor was just opened and is owned by nobody else; the AsyncFd then
-    // owns it, so it stays open and the same for as long as it is registered.
-    let fd =
-        unsafe { AsyncFd::register_with_interest(OwnedFd::from_raw_fd(fd), Interest::READABLE) }
-            .ok()?;
-    loop {
-        if let Some(exit) = peek(pid) {
-            return Some(exit);
-        }
-        fd.readable().await.ok()?.clear_ready();
-    }
-}
-
-#[cfg(not(unix))]
-async fn exited_unreaped(_pid: u32) -> Option<Exit> {
-    None
-}
-
 /// The leader's exit, if it has exited, without reaping it.
-#[cfg(unix)]
-fn peek(pid: u32) -> Option<Exit> {
+pub(super) fn peek(pid: u32) -> Option<Exit> {
     use std::os::unix::process::ExitStatusExt;
     let id = libc::id_t::try_from(pid).ok()?;
     loop {
