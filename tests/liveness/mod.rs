@@ -52,3 +52,49 @@ pub fn state_from_ps(pid: i32) -> Option<char> {
         None => panic!("cannot tell which processes live: ps says {:?}", out.status),
     }
 }
+
+/// The live children of `parent` (from /proc on Linux, `ps -A` elsewhere).
+#[allow(
+    dead_code,
+    reason = "not every test binary that includes this module uses it"
+)]
+pub fn children_of(parent: i32) -> Vec<i32> {
+    let pairs: Vec<(i32, i32)> = if cfg!(target_os = "linux") {
+        std::fs::read_dir("/proc")
+            .expect("/proc")
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .filter_map(|pid: i32| {
+                let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+                let ppid = stat
+                    .rsplit(')')
+                    .next()?
+                    .split_whitespace()
+                    .nth(1)?
+                    .parse()
+                    .ok()?;
+                Some((pid, ppid))
+            })
+            .collect()
+    } else {
+        let out = Command::new("ps")
+            .args(["-A", "-o", "pid=,ppid="])
+            .output()
+            .expect("cannot tell which processes live: ps does not run");
+        assert!(
+            out.status.success(),
+            "cannot tell which processes live: ps -A failed"
+        );
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|line| {
+                let mut fields = line.split_whitespace().map(str::parse);
+                Some((fields.next()?.ok()?, fields.next()?.ok()?))
+            })
+            .collect()
+    };
+    pairs
+        .into_iter()
+        .filter(|&(pid, ppid)| ppid == parent && alive(pid))
+        .map(|(pid, _)| pid)
+        .collect()
+}
