@@ -9,6 +9,8 @@ import type { TestContext } from "node:test"
 import { fileURLToPath } from "node:url"
 import { loadMcp, type McpSource, type Tool } from "toolnexus"
 
+import { isAlive } from "./liveness.js"
+
 /** The package root (where `import "toolnexus"` resolves by self-reference). */
 export const ROOT = fileURLToPath(new URL("..", import.meta.url))
 export const NODE = process.execPath
@@ -66,18 +68,7 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: nu
 
 // ---------------------------------------------------------------- processes
 
-/** Whether `pid` is a live process. A zombie (exited, not yet reaped) counts as dead. */
-export function isAlive(pid: number): boolean {
-  let stat: string
-  try {
-    stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
-  } catch {
-    return false
-  }
-  // "pid (comm) S ...": comm may contain spaces or parens, so split at the last ")".
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3)
-  return state !== "Z" && state !== "X"
-}
+export { childPids, isAlive } from "./liveness.js"
 
 /** Waits up to `ms` for every pid to be dead; returns the pids still alive (empty when all are gone). */
 export async function waitUntilGone(pids: number[], ms: number): Promise<number[]> {
@@ -89,24 +80,6 @@ export async function waitUntilGone(pids: number[], ms: number): Promise<number[
 export async function assertGone(pids: number[], ms = 2_000, what = "server processes"): Promise<void> {
   const alive = await waitUntilGone(pids, ms)
   assert.deepEqual(alive, [], `${what} still alive ${ms} ms later: ${alive.join(", ")} (of ${pids.join(", ")})`)
-}
-
-/** The live child processes of this process (from /proc), for counting what a test leaves behind. */
-export function childPids(): number[] {
-  const children: number[] = []
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue
-    let stat: string
-    try {
-      stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-    } catch {
-      continue // gone meanwhile
-    }
-    // After "pid (comm) ": the state, then the parent's pid.
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-    if (Number(ppid) === process.pid && state !== "Z" && state !== "X") children.push(Number(entry))
-  }
-  return children
 }
 
 export interface FixturePids {

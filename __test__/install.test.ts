@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test"
 import { fileURLToPath } from "node:url"
 
 import { type Registry, startRegistry } from "./install/registry.js"
-import { firstExample, packageSize, run, runAll, stageCheckout, withoutRust } from "./install/steps.js"
+import { packageSize, run, runAll, stageCheckout, stageExamples, withoutRust } from "./install/steps.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const PLATFORM_PACKAGES = { x64: "linux-x64-gnu", arm64: "linux-arm64-gnu" }
@@ -157,17 +157,7 @@ describe(
       it(`runs the docs examples and \`npx toolnexus list\` on Node ${major}`, () => {
         if (!fs.existsSync(path.join(app, "node_modules", "@modelcontextprotocol", "sdk"))) {
           run("npm", ["install", "@modelcontextprotocol/sdk"], { cwd: app, env: withoutRust(registry.env) })
-          fs.cpSync(path.join(app, "node_modules", "toolnexus", "examples"), path.join(app, "examples"), {
-            recursive: true,
-          })
-          fs.mkdirSync(path.join(app, "js"))
-          fs.mkdirSync(path.join(app, "docs"))
-          fs.writeFileSync(
-            path.join(app, "first.mjs"),
-            firstExample(path.join(app, "node_modules", "toolnexus", "README.md")),
-          )
-          for (const name of examples)
-            fs.copyFileSync(path.join(root, "__test__", "docs", `${name}.ts`), path.join(app, "docs", `${name}.ts`))
+          stageExamples(root, app, examples)
         }
         const nodeDir =
           major === current ? path.dirname(process.execPath) : path.join(tools, "node_modules", `node${major}`, "bin")

@@ -10,6 +10,9 @@ use tokio_util::sync::CancellationToken;
 use toolnexus::config::{ConfigInput, McpConfig};
 use toolnexus::inventory::{self, Aborted, Status};
 
+mod liveness;
+use liveness::alive;
+
 fn config(servers: serde_json::Value) -> McpConfig {
     McpConfig::load(&ConfigInput::Json(servers.to_string())).expect("valid config")
 }
@@ -38,17 +41,6 @@ async fn read_pids(path: &Path) -> Vec<i32> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     panic!("the server never wrote its pids to {}", path.display());
-}
-
-/// Alive means present and not a zombie (a zombie has exited; only its parent's reaping is left).
-fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
 }
 
 async fn assert_gone(pids: &[i32]) {
@@ -183,15 +175,19 @@ async fn status_is_in_config_order_and_disabled_servers_are_not_started() {
     assert!(!marker.exists(), "a disabled server was started");
 }
 
-/// The most memory this test process has held, from /proc (Linux).
+/// The most memory this test process has held (Linux counts `ru_maxrss` in KiB, macOS in
+/// bytes).
 fn peak_rss_mib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kib: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM in /proc/self/status");
-    kib / 1024
+    // SAFETY: a zeroed rusage is a valid out-parameter for getrusage.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `usage` is live and writable.
+    assert_eq!(unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) }, 0);
+    let peak = u64::try_from(usage.ru_maxrss).expect("a size");
+    if cfg!(target_os = "macos") {
+        peak >> 20
+    } else {
+        peak >> 10
+    }
 }
 
 #[tokio::test]

@@ -111,3 +111,17 @@ export function firstExample(readme: string): string {
   if (!code) throw new Error(`${readme} has no First example code block`)
   return code[1]!
 }
+
+/**
+ * Lays out in `app` (where toolnexus is installed) what the docs examples and the README's
+ * first example expect: the package's example servers, and the `examples` (names of
+ * __test__/docs files of `root`) in `docs/`, the first example as `first.mjs`.
+ */
+export function stageExamples(root: string, app: string, examples: string[]): void {
+  fs.cpSync(path.join(app, "node_modules", "toolnexus", "examples"), path.join(app, "examples"), { recursive: true })
+  fs.mkdirSync(path.join(app, "js"))
+  fs.mkdirSync(path.join(app, "docs"))
+  fs.writeFileSync(path.join(app, "first.mjs"), firstExample(path.join(app, "node_modules", "toolnexus", "README.md")))
+  for (const name of examples)
+    fs.copyFileSync(path.join(root, "__test__", "docs", `${name}.ts`), path.join(app, "docs", `${name}.ts`))
+}

@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
 
+use super::watchdog;
 use crate::transport::local::Signal;
 
 static LIVE: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
@@ -17,13 +18,18 @@ fn live() -> MutexGuard<'static, Option<HashSet<u32>>> {
 }
 
 pub fn register(pgid: u32) {
-    live().get_or_insert_with(HashSet::new).insert(pgid);
+    let mut live = live();
+    let live = live.get_or_insert_with(HashSet::new);
+    live.insert(pgid);
+    watchdog::started(pgid, live);
 }
 
 pub fn unregister(pgid: u32) {
-    if let Some(set) = live().as_mut() {
+    let mut live = live();
+    if let Some(set) = live.as_mut() {
         set.remove(&pgid);
     }
+    watchdog::ended(pgid);
 }
 
 /// Signals every process in the group led by `pgid`. A group that is already gone is fine.

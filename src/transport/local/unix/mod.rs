@@ -1,6 +1,7 @@
 //! Unix: each server leads a process group of its own, which is what gets signalled, and
 //! its pipes are non-blocking descriptors. Linux spawns without `fork` and sets the
-//! parent-death signal (`linux`); other Unix use tokio's `Command`.
+//! parent-death signal (`linux`); other Unix use tokio's `Command`, and a watchdog process
+//! ends the servers of a host that dies (`watchdog`), with a kqueue reaper on macOS.
 
 use std::ffi::{CStr, OsStr, OsString, c_void};
 use std::io;
@@ -13,11 +14,14 @@ use super::{Signal, Started};
 use crate::transport::local::Command;
 
 mod groups;
+#[cfg(target_os = "macos")]
+mod kqueue;
 #[cfg(target_os = "linux")]
 mod linux;
 mod pipe;
 mod reaper;
 mod spawn;
+mod watchdog;
 
 pub use groups::kill_all;
 pub use pipe::{ErrPipe, InPipe, OutPipe, Readable, Writable};

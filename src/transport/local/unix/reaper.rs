@@ -37,8 +37,9 @@ impl Lease {
 
     /// No more signals: the leader may be reaped. Idempotent.
     pub fn release(&self) {
-        self.released.cancel();
+        // Unlisted before the reaper may free the id, so no watchdog ever kills a stranger.
         groups::unregister(self.pid);
+        self.released.cancel();
     }
 }
 
@@ -75,6 +76,10 @@ pub async fn watch_exit(
 async fn exited_unreaped(pid: u32) -> Option<Exit> {
     #[cfg(target_os = "linux")]
     if let Some(exit) = super::linux::pidfd::exit(pid).await {
+        return Some(exit);
+    }
+    #[cfg(target_os = "macos")]
+    if let Some(exit) = super::kqueue::exit(pid).await {
         return Some(exit);
     }
     // SIGCHLD alone is not enough: a host library (libuv, once Node spawns a child) may

@@ -41,6 +41,8 @@ struct Prepared {
     stdio: [libc::c_int; 3],
     /// Set by the child when it could not `exec`: the `errno` of what failed.
     failed: AtomicI32,
+    /// Whether to set the parent-death signal (not when the watchdog stands in for it).
+    parent_death: bool,
 }
 
 pub fn start(command: &Command) -> io::Result<Spawned> {
@@ -73,6 +75,7 @@ pub fn start(command: &Command) -> io::Result<Spawned> {
             stderr_child.as_raw_fd(),
         ],
         failed: AtomicI32::new(0),
+        parent_death: !crate::transport::local::unix::watchdog::enabled(),
     };
     let mut stack = vec![0u8; STACK_BYTES];
     // SAFETY: the stack grows down from its (16-byte aligned) top, inside `stack`, which
@@ -152,7 +155,9 @@ unsafe fn exec(prepared: &Prepared) -> libc::c_int {
             }
         }
         set_signal_mask(&NO_SIGNALS, ptr::null_mut());
-        if libc::setpgid(0, 0) != 0 || libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+        if libc::setpgid(0, 0) != 0
+            || (prepared.parent_death && libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0)
+        {
             return errno();
         }
         for (target, &fd) in prepared.stdio.iter().enumerate() {
