@@ -7,6 +7,7 @@ mod engine;
 mod handler;
 mod listen;
 mod observer;
+mod offers;
 mod opening;
 mod redacted;
 mod request_meta;
@@ -32,12 +33,14 @@ use self::clock::Clock;
 use self::engine::{Engine, PeerWire, StdioWire};
 use self::handler::{Client, Shared};
 use self::observer::Observed;
+pub use self::offers::{Listing, member};
 use self::opening::OpenError;
 use self::redacted::RedactingSink;
 use self::wording::{answered_with_error, during, failed, overwhelmed_by_progress, timed_out};
 use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
 use crate::listed_tool::{ListedTool, PageParts};
+use crate::output_schema;
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
@@ -156,6 +159,8 @@ pub struct Session {
     ttl: Mutex<Option<Duration>>,
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
+    /// The output schemas its results are checked against.
+    output_schemas: crate::output_schema::Schemas,
     /// Cancelled when the session closes: ends what it runs beside the calls.
     closing: CancellationToken,
 }
@@ -322,6 +327,9 @@ impl Session {
     /// Every tool, following `nextCursor`; each page is bounded by the server timeout.
     pub async fn list_tools(&self, cancel: &CancellationToken) -> Result<Vec<ListedTool>, Failure> {
         let listed = self.list_all_tools(cancel).await;
+        if let Ok(tools) = &listed {
+            self.output_schemas.record(tools);
+        }
         listed.map_err(|failure| failure.redacted(self.redactor()))
     }
 
@@ -474,6 +482,9 @@ impl Session {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
+        let schema = self.output_schemas.get(tool);
+        let sink =
+            output_schema::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
         let sink = RedactingSink::wrap(sink, self.redactor());
         self.engine.start(id.get(), tool, args_json, spec, sink);
     }
@@ -702,6 +713,7 @@ impl Start<'_> {
                     engine,
                     ttl: Mutex::new(None),
                     listening: AtomicBool::new(false),
+                    output_schemas: Default::default(),
                     closing: CancellationToken::new(),
                 })
             }

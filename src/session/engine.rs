@@ -83,8 +83,9 @@ pub struct Engine {
 
 struct Table {
     pending: HashMap<u64, Pending>,
-    /// Pages of `tools/list` being waited for.
-    listings: HashMap<u64, oneshot::Sender<PageResult>>,
+    /// Requests other than calls being waited for (listing pages, reads, lookups), each
+    /// with what to do with its answer.
+    listings: HashMap<u64, Waiting>,
     state: State,
     /// When the sweeper wakes next, if it plans to.
     sweep_at: Option<Instant>,
@@ -257,34 +258,61 @@ impl Engine {
         cursor: Option<&str>,
         round: Option<(&str, &InputRequired)>,
     ) -> PageResult {
-        let id = super::next_call_id();
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut table = self.table();
-            let State::Open = table.state else {
-                return Err("closed the connection during tools/list".to_owned());
-            };
-            table.listings.insert(id, tx);
-        }
-        let _forget = ForgetListing(self, id);
         let mut params: Vec<String> = Vec::new();
         if let Some(cursor) = cursor {
             params.push(format!("\"cursor\":{}", serde_json::Value::from(cursor)));
         }
         params.extend(round_members(round));
+        let (tx, rx) = oneshot::channel();
+        let _forget = self.send_request("tools/list", params, Waiting::Page(tx))?;
+        rx.await
+            .unwrap_or_else(|_| Err("closed the connection during tools/list".to_owned()))
+    }
+
+    /// Sends request `method` with `params` (members of its params object) and decodes
+    /// its answer with `decode`. Unbounded: the caller bounds it.
+    pub async fn request<T: Send + 'static>(
+        &self,
+        method: &str,
+        params: Vec<String>,
+        decode: impl for<'a> FnOnce(Reply<'a>) -> Result<T, String> + Send + 'static,
+    ) -> Result<T, String> {
+        let (tx, rx) = oneshot::channel();
+        let answered: Answered = Box::new(move |reply| {
+            let _ = tx.send(decode(reply));
+        });
+        let _forget = self.send_request(method, params, Waiting::Answer(answered))?;
+        rx.await
+            .unwrap_or_else(|_| Err(format!("closed the connection during {method}")))
+    }
+
+    /// Enters a request other than a call in the table and sends it, the era's `_meta`
+    /// added; the guard forgets it when the caller stops waiting.
+    fn send_request(
+        &self,
+        method: &str,
+        mut params: Vec<String>,
+        waiting: Waiting,
+    ) -> Result<ForgetListing<'_>, String> {
+        let closed = || format!("closed the connection during {method}");
+        let id = super::next_call_id();
+        {
+            let mut table = self.table();
+            let State::Open = table.state else {
+                return Err(closed());
+            };
+            table.listings.insert(id, waiting);
+        }
+        let forget = ForgetListing(self, id);
         if let Some(meta) = self.meta().strip_prefix(',') {
             params.push(format!("\"_meta\":{{{meta}}}"));
         }
         let params = format!("{{{}}}", params.join(","));
-        let me = self
-            .me
-            .upgrade()
-            .ok_or("closed the connection during tools/list")?;
+        let me = self.me.upgrade().ok_or_else(closed)?;
         self.wire
-            .send(&me, id, "tools/list", params)
-            .map_err(|e| format!("could not send tools/list: {e}"))?;
-        rx.await
-            .unwrap_or_else(|_| Err("closed the connection during tools/list".to_owned()))
+            .send(&me, id, method, params)
+            .map_err(|e| format!("could not send {method}: {e}"))?;
+        Ok(forget)
     }
 
     /// Notes the transport's own id for request `id` (see `Pending::wire_request`).
@@ -342,9 +370,13 @@ impl Engine {
     pub fn reply(&self, id: u64, reply: Reply<'_>) {
         let call = {
             let mut table = self.table();
-            if let Some(listing) = table.listings.remove(&id) {
-                let _ = listing.send(page(reply));
-                return;
+            match table.listings.remove(&id) {
+                Some(Waiting::Page(page_to)) => return drop(page_to.send(page(reply))),
+                Some(Waiting::Answer(answered)) => {
+                    drop(table);
+                    return answered(reply);
+                }
+                None => {}
             }
             table.pending.remove(&id)
         };
@@ -531,6 +563,16 @@ impl Drop for Engine {
     fn drop(&mut self) {
         self.close();
     }
+}
+
+/// What to do with the answer to a request other than a call.
+type Answered = Box<dyn for<'a> FnOnce(Reply<'a>) + Send>;
+
+/// A request other than a call, waiting for its answer: a page of tools (which the
+/// stdio reader may decode in one pass, see `stdio::take_page`), or any other.
+pub enum Waiting {
+    Page(oneshot::Sender<PageResult>),
+    Answer(Answered),
 }
 
 /// A page of tools and the cursor to the next, or why there is none.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Engine, Listed, Progress, Reply, Wire};
+use super::{Engine, Listed, Progress, Reply, Waiting, Wire};
 use crate::listed_tool::Page;
 use crate::session::wording::malformed_response;
 use crate::transport::MAX_MESSAGE_BYTES;
@@ -139,10 +139,16 @@ fn take_page(engine: &Engine, line: &[u8]) -> bool {
     let Ok(answer) = serde_json::from_slice::<PageAnswer>(line) else {
         return false;
     };
-    let Some(listing) = our_id(answer.id).and_then(|id| engine.table().listings.remove(&id)) else {
+    let Some(id) = our_id(answer.id) else {
         return false;
     };
-    let _ = listing.send(Ok(Listed::Page(answer.result.into_parts())));
+    let mut table = engine.table();
+    if !matches!(table.listings.get(&id), Some(Waiting::Page(_))) {
+        return false;
+    }
+    if let Some(Waiting::Page(listing)) = table.listings.remove(&id) {
+        let _ = listing.send(Ok(Listed::Page(answer.result.into_parts())));
+    }
     true
 }
 
