@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::store::NativeStore;
 use super::{McpInventoryHandle, McpSourceHandle};
 use crate::listed_tool::ListedTool;
-use crate::session::{Failure, Listing, Session, member};
+use crate::session::offers::{self, Kind, Listing};
+use crate::session::{Failure, Session};
 
 impl McpInventoryHandle {
     pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
@@ -46,7 +48,7 @@ impl McpSourceHandle {
 /// What a host asks of one server: a listing, or one of the requests it may send.
 enum Ask {
     List(Listing),
-    Request(&'static str, Vec<String>),
+    Request(&'static Kind<Box<RawValue>>, String),
 }
 
 impl Ask {
@@ -63,17 +65,16 @@ impl Ask {
         if let Some(listing) = listing {
             return Ok(Ask::List(listing));
         }
-        let method = match kind {
-            "resources/read" => "resources/read",
-            "prompts/get" => "prompts/get",
-            "completion/complete" => "completion/complete",
+        let request = match kind {
+            "resources/read" => &offers::READ,
+            "prompts/get" => &offers::GET_PROMPT,
+            "completion/complete" => &offers::COMPLETE,
             _ => return Err(Error::from_reason(format!("no request \"{kind}\""))),
         };
         let params: Map<String, Value> =
             serde_json::from_str(params_json.as_deref().unwrap_or("{}"))
-                .map_err(|e| Error::from_reason(format!("{method}: {e}")))?;
-        let members = params.iter().map(|(k, v)| member(k, v)).collect();
-        Ok(Ask::Request(method, members))
+                .map_err(|e| Error::from_reason(format!("{kind}: {e}")))?;
+        Ok(Ask::Request(request, offers::members(&params)))
     }
 
     /// The answer as JSON text: a listing's entries as an array, a request's result
@@ -81,22 +82,18 @@ impl Ask {
     async fn run(self, session: Arc<Session>) -> Result<String> {
         let cancel = CancellationToken::new();
         let answer = match self {
-            Ask::List(listing) => {
-                session
-                    .list_offered(listing, &cancel)
-                    .await
-                    .and_then(|entries| {
-                        serde_json::to_string(&entries).map_err(|e| Failure::Reason(e.to_string()))
-                    })
+            Ask::List(listing) => session.list_offered(listing, &cancel).await.map(|entries| {
+                let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
+                format!("[{}]", entries.join(","))
+            }),
+            Ask::Request(kind, params) if std::ptr::eq(kind, &offers::COMPLETE) => {
+                let answer = session.complete(params, &cancel).await;
+                answer.map(|result| result.get().to_owned())
             }
-            Ask::Request("completion/complete", params) => session
-                .complete(params, &cancel)
-                .await
-                .map(|r| r.get().to_owned()),
-            Ask::Request(method, params) => session
-                .request(method, params, &cancel)
-                .await
-                .map(|r| r.get().to_owned()),
+            Ask::Request(kind, params) => {
+                let answer = session.request(kind, params, &cancel).await;
+                answer.map(|result| result.get().to_owned())
+            }
         };
         answer.map_err(|failure| match failure {
             Failure::Reason(reason) => {

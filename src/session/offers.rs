@@ -10,10 +10,13 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::engine::Reply;
-use super::wording::{answered_with_error, unexpected_response};
-use super::{Failure, MAX_PAGES, Session};
+use super::Session;
+pub use super::engine::request::Kind;
+use super::error::{Error, Failure};
 use crate::listed_tool::take_member;
+
+/// A listing that pages more often than this is treated as broken, as `tools/list` is.
+const MAX_PAGES: usize = 1000;
 
 /// A paginated listing of what a server offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,19 +26,15 @@ pub enum Listing {
     Prompts,
 }
 
-impl Listing {
-    fn method(self) -> &'static str {
-        match self {
-            Listing::Resources => "resources/list",
-            Listing::ResourceTemplates => "resources/templates/list",
-            Listing::Prompts => "prompts/list",
-        }
-    }
+/// A page of a listing: its entries as sent, and the cursor to the next.
+pub struct Page {
+    entries: Vec<Box<RawValue>>,
+    next_cursor: Option<String>,
 }
 
-/// One page of any of the listings: the member its kind names, and the next cursor.
+/// One page of any of the listings, each kind reading the member it names.
 #[derive(Deserialize)]
-struct Page {
+struct PageView {
     #[serde(default)]
     resources: Option<Vec<Box<RawValue>>>,
     #[serde(rename = "resourceTemplates", default)]
@@ -46,40 +45,80 @@ struct Page {
     next_cursor: Option<String>,
 }
 
-impl Page {
-    fn entries(self, listing: Listing) -> Option<Vec<Box<RawValue>>> {
-        match listing {
-            Listing::Resources => self.resources,
-            Listing::ResourceTemplates => self.resource_templates,
-            Listing::Prompts => self.prompts,
+fn page(json: &str, entries: fn(&mut PageView) -> Option<Vec<Box<RawValue>>>) -> Option<Page> {
+    let mut view: PageView = serde_json::from_str(json).ok()?;
+    Some(Page {
+        entries: entries(&mut view)?,
+        next_cursor: view.next_cursor,
+    })
+}
+
+static RESOURCES: Kind<Page> = Kind {
+    method: "resources/list",
+    decode: |json| page(json, |view| view.resources.take()),
+    given_up: "the listing",
+};
+
+static RESOURCE_TEMPLATES: Kind<Page> = Kind {
+    method: "resources/templates/list",
+    decode: |json| page(json, |view| view.resource_templates.take()),
+    given_up: "the listing",
+};
+
+static PROMPTS: Kind<Page> = Kind {
+    method: "prompts/list",
+    decode: |json| page(json, |view| view.prompts.take()),
+    given_up: "the listing",
+};
+
+/// The requests whose result a host gets as its JSON text.
+pub static READ: Kind<Box<RawValue>> = Kind {
+    method: "resources/read",
+    decode: result_object,
+    given_up: "the read",
+};
+
+pub static GET_PROMPT: Kind<Box<RawValue>> = Kind {
+    method: "prompts/get",
+    decode: result_object,
+    given_up: "the prompt",
+};
+
+pub static COMPLETE: Kind<Box<RawValue>> = Kind {
+    method: "completion/complete",
+    decode: result_object,
+    given_up: "the completion",
+};
+
+impl Listing {
+    fn kind(self) -> &'static Kind<Page> {
+        match self {
+            Listing::Resources => &RESOURCES,
+            Listing::ResourceTemplates => &RESOURCE_TEMPLATES,
+            Listing::Prompts => &PROMPTS,
         }
     }
 }
 
-/// An answer as the JSON text of its result object, as sent but for the 2026-07-28
-/// `resultType`, which is the protocol's business: a result is the same in both eras.
-fn result_object(method: &str, reply: Reply<'_>) -> Result<Box<RawValue>, String> {
-    let result = match reply {
-        Reply::Result(result) => result,
-        Reply::Error(message) => return Err(answered_with_error(method, &message)),
-        Reply::Broken(reason) | Reply::Interrupted(reason) => return Err(reason(method)),
-    };
+/// A result object's JSON text, as sent but for the 2026-07-28 `resultType`, which is
+/// the protocol's business: a result reads the same in both eras. `None` (what the server
+/// asks first, or unexpected) for any other `resultType`.
+fn result_object(json: &str) -> Option<Box<RawValue>> {
     // Members kept as text: contents may be megabytes.
-    let (kind, rest) =
-        take_member(result.get(), "resultType").ok_or_else(|| unexpected_response(method))?;
+    let (kind, rest) = take_member(json, "resultType")?;
     match kind {
-        None => Ok(result.to_owned()),
-        Some(kind) if kind.get() == r#""complete""# => {
-            RawValue::from_string(rest).map_err(|_| unexpected_response(method))
-        }
-        // Input required, or a kind this client does not know: not an answer it can use.
-        Some(_) => Err(unexpected_response(method)),
+        None => RawValue::from_string(json.to_owned()).ok(),
+        Some(kind) if kind.get() == r#""complete""# => RawValue::from_string(rest).ok(),
+        Some(_) => None,
     }
 }
 
-/// A JSON member `"key":value` for a request's params.
-pub fn member(key: &str, value: &Value) -> String {
-    format!("{}:{value}", Value::from(key))
+/// The members of a request's params object, as JSON text (`"k":v,...`).
+pub fn members(params: &serde_json::Map<String, Value>) -> String {
+    let members = params
+        .iter()
+        .map(|(key, value)| format!("{}:{value}", Value::from(key.as_str())));
+    members.collect::<Vec<_>>().join(",")
 }
 
 impl Session {
@@ -109,49 +148,44 @@ impl Session {
         if !self.offers(capability) {
             return Ok(Vec::new());
         }
-        let method = listing.method();
+        let kind = listing.kind();
         let mut entries = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let params = cursor
-                .iter()
-                .map(|c| member("cursor", &Value::from(c.as_str())))
-                .collect();
-            let page = self.request(method, params, cancel).await?;
-            let page: Page = serde_json::from_str(page.get())
-                .map_err(|_| Failure::Reason(unexpected_response(method)))?;
-            let next = page.next_cursor.clone();
-            entries.extend(page.entries(listing).unwrap_or_default());
-            match next {
+            let params = cursor.as_ref().map_or_else(String::new, |c| {
+                format!("\"cursor\":{}", Value::from(c.as_str()))
+            });
+            let page = self.request(kind, params, cancel).await?;
+            entries.extend(page.entries);
+            let method = kind.method;
+            match page.next_cursor {
                 None => return Ok(entries),
                 Some(next) if next.is_empty() => return Ok(entries),
                 Some(next) if !seen.insert(next.clone()) => {
                     let repeated = format!("{method} repeated the cursor \"{next}\"");
-                    return Err(Failure::Reason(repeated).redacted(self.redactor()));
+                    return Err(Failure::from(Error::other(repeated)).redacted(self.redactor()));
                 }
                 Some(next) => cursor = Some(next),
             }
         }
-        Err(Failure::Reason(format!(
-            "{method} returned more than {MAX_PAGES} pages"
-        )))
+        let method = kind.method;
+        Err(Error::other(format!("{method} returned more than {MAX_PAGES} pages")).into())
     }
 
-    /// Sends `method` with `params` (members of its params object) and returns its
-    /// result object as JSON text, bounded by the server's timeout; what fails is worded
-    /// for the server's name to precede it, with its secrets hidden.
-    pub async fn request(
+    /// Sends a request of `kind` with `params` (members of its params object), bounded
+    /// by the server's timeout; what fails is worded for the server's name to precede
+    /// it, with its secrets hidden.
+    pub async fn request<T: Send + 'static>(
         &self,
-        method: &str,
-        params: Vec<String>,
+        kind: &'static Kind<T>,
+        params: String,
         cancel: &CancellationToken,
-    ) -> Result<Box<RawValue>, Failure> {
-        let owned = method.to_owned();
-        let sent = self
+    ) -> Result<T, Failure> {
+        let answer = self
             .engine
-            .request(method, params, move |reply| result_object(&owned, reply));
-        let answer = self.bounded(method, self.timeout, cancel, sent).await;
+            .request(kind, params, self.timeout, cancel)
+            .await;
         answer.map_err(|failure| failure.redacted(self.redactor()))
     }
 
@@ -181,13 +215,13 @@ impl Session {
     /// declares no completions.
     pub async fn complete(
         &self,
-        params: Vec<String>,
+        params: String,
         cancel: &CancellationToken,
     ) -> Result<Box<RawValue>, Failure> {
         if !self.offers("completions") {
             let none = r#"{"completion":{"values":[]}}"#.to_owned();
             return Ok(RawValue::from_string(none).expect("JSON"));
         }
-        self.request("completion/complete", params, cancel).await
+        self.request(&COMPLETE, params, cancel).await
     }
 }

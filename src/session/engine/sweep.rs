@@ -1,6 +1,6 @@
 //! The engine's one timer: it sleeps until the earliest deadline, a nudge, or a change in
-//! what a person is doing for the server (answering an elicitation, signing in), and ends the calls when a local server exits,
-//! since its stdout may outlive it (held by a grandchild) and never tell.
+//! what a person is doing for the server (answering an elicitation, signing in), and
+//! ends the requests when a local server exits, since its stdout may outlive it (held by a grandchild) and never tell.
 
 use std::collections::HashSet;
 use std::sync::{Arc, Weak};
@@ -8,6 +8,7 @@ use std::sync::{Arc, Weak};
 use tokio::sync::{Notify, watch};
 
 use super::Engine;
+use super::timer::sleep_until;
 use crate::session::handler::Asking;
 use crate::transport::reaper::Exit;
 
@@ -31,12 +32,6 @@ pub async fn run(
                 _ => return,
             }
         };
-        let sleep = async {
-            match next {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         let exiting = async {
             match &mut exit {
                 Some(exit) => {
@@ -47,7 +42,7 @@ pub async fn run(
         };
         tokio::select! {
             _ = nudge.notified() => {}
-            _ = sleep => {}
+            _ = sleep_until(next) => {}
             changed = eliciting.changed() => if changed.is_err() { return },
             Ok(()) = signing_in.changed() => {}
             _ = exiting, if !exited => {
