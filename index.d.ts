@@ -28,7 +28,9 @@ export interface ToolResult {
    * For MCP tools: `server`, the configured server name, and `content` when the result
    * holds anything besides text (image, audio, resource_link, embedded resource): the
    * whole `content` array exactly as the server sent it, text parts included. A
-   * text-only result has no `content`. Other keys may appear; any
+   * text-only result has no `content`. `structuredContent`: a successful result's
+   * structured content, as sent (checked against the tool's `outputSchema` when it has
+   * one). Other keys may appear; any
    * `Record<string, unknown>` is accepted here. {@link buildMcpServer} serves `content`
    * and a `structuredContent` object again as the call's own.
    */

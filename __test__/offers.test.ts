@@ -114,3 +114,24 @@ describe("resources, prompts, completions of store views", () => {
     await assert.rejects(store.forAgent("a1").listPrompts("offer"), /no MCP server "offer" in this view/)
   })
 })
+
+describe("a server written with the official SDK v1 (2025 era)", () => {
+  test("tool members, resources and prompts", async (t) => {
+    const source = await openSource(t, { v1: { command: [NODE, fixture("offer-v1.mjs")] } })
+    const [weather] = source.tools
+    assert.equal(weather.title, "Weather")
+    assert.deepEqual(weather.annotations, { readOnlyHint: true })
+    assert.equal((weather._meta?.ui as { resourceUri: string }).resourceUri, "ui://weather/view.html")
+    assert.equal(weather.outputSchema?.type, "object")
+    const result = await weather.execute({ city: "Oslo" })
+    assert.deepEqual(result.metadata?.structuredContent, { city: "Oslo", celsius: 21 })
+    assert.deepEqual(
+      (await source.listResources()).map((r) => [r.uri, r.server]),
+      [["note://one", "v1"]],
+    )
+    assert.equal((await source.readResource("v1", "note://one")).contents[0].text, "v1 note")
+    const prompt = await source.getPrompt("v1", "greet", { name: "Ann" })
+    assert.deepEqual(prompt.messages, [{ role: "user", content: { type: "text", text: "Hello Ann" } }])
+    assert.deepEqual((await source.listResourceTemplates("v1")).length, 0)
+  })
+})
