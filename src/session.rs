@@ -35,7 +35,8 @@ use crate::output_schema;
 use crate::redact::Redactor;
 use crate::transport::stdio::ChildProcess;
 
-pub use self::engine::call::{CallId, CallSink, CallSpec, Progress};
+pub use self::engine::call::{CallId, CallSink, CallSpec};
+pub use self::engine::request::Progress;
 pub use self::error::{Error, Failure};
 pub use self::hooks::{Hooks, Logger};
 

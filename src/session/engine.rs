@@ -27,12 +27,12 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use self::call::{Call, CallSink, CallSpec, Progress};
-use self::request::{Caller, Decoded, Kind, Waiter};
+use self::call::{Call, CallSink, CallSpec};
+use self::request::{Caller, Decoded, Kind, Progress, Waiter};
 use self::timer::Clock;
 use super::error::{Error, Failure, Kind as ErrorKind, Reply};
-use super::handler::{Asking, Shared};
-use super::wording::{answered_with_error, bad_arguments, closed_before, closed_during};
+use super::handler::Shared;
+use super::wording::{answered_with_error, bad_arguments, closed_before};
 use crate::lock::lock;
 use crate::tool_result::InputRequired;
 use crate::transport::reaper::Exit;
@@ -292,49 +292,6 @@ impl Engine {
         }
     }
 
-    /// The caller gave up request `id` (its first id): the server is told, the request
-    /// ends as aborted.
-    pub fn abort(&self, id: u64) {
-        let found = {
-            let mut table = self.table();
-            let key = if table.pending.contains_key(&id) {
-                Some(id)
-            } else {
-                table
-                    .pending
-                    .iter()
-                    .find_map(|(key, pending)| (pending.origin == id).then_some(*key))
-            };
-            key.and_then(|key| table.pending.remove(&key).map(|pending| (key, pending)))
-        };
-        let Some((key, pending)) = found else {
-            return;
-        };
-        match &pending.asking {
-            // Nothing is in flight at the server while a person is asked.
-            Some(asking) => asking.cancel(),
-            None => self.wire.cancel(key, "aborted by the client"),
-        }
-        pending.caller.fail(Failure::Aborted);
-    }
-
-    /// Ends every request in flight; later ones fail at once. Idempotent.
-    pub fn close(&self) {
-        let pending = {
-            let mut table = self.table();
-            table.state = State::Closed;
-            std::mem::take(&mut table.pending)
-        };
-        self.nudge.notify_one();
-        for pending in pending.into_values() {
-            if let Some(asking) = &pending.asking {
-                asking.cancel();
-            }
-            let closed = Error::other(closed_during(&pending.phase));
-            pending.caller.fail(closed.into());
-        }
-    }
-
     /// Request `id` was answered.
     pub fn reply(&self, id: u64, reply: Reply<'_>) {
         let Some(mut pending) = self.table().pending.remove(&id) else {
@@ -365,38 +322,6 @@ impl Engine {
         pending.caller.fail(error.into());
     }
 
-    /// Puts what the server asked to the host while the request's clock stands still,
-    /// then sends the next round.
-    fn ask(&self, id: u64, mut pending: Pending, asked: InputRequired) {
-        let asking = CancellationToken::new();
-        pending.asking = Some(asking.clone());
-        pending.clock.set_paused(true);
-        let phase = pending.phase.clone();
-        self.table().pending.insert(id, pending);
-        let Some(me) = self.me.upgrade() else {
-            return;
-        };
-        self.runtime.spawn(async move {
-            let answers = tokio::select! {
-                answers = rounds::fulfil(&me.shared, &asked.requests, &phase) => answers,
-                _ = asking.cancelled() => return,
-            };
-            let Some(mut pending) = me.table().pending.remove(&id) else {
-                return;
-            };
-            let responses = match answers {
-                Ok(responses) => responses,
-                Err(refusal) => return pending.caller.fail(Error::other(refusal).into()),
-            };
-            pending.asking = None;
-            pending.rounds += 1;
-            pending.answered = Some((responses, asked));
-            let paused = me.shared.eliciting.borrow().pauses(None);
-            pending.clock.set_paused(paused);
-            me.send(call::next_id(), pending);
-        });
-    }
-
     fn progress(&self, id: u64, progress: Progress) {
         let caller = {
             let mut table = self.table();
@@ -407,46 +332,6 @@ impl Engine {
             pending.caller.clone()
         };
         caller.progress(progress);
-    }
-
-    /// Times out what is due; returns when to look again (`None`: when nudged), or
-    /// `Err` once closed. While a person signs in to the server (a step-up in the middle
-    /// of a call, say), every request's clock stands still.
-    fn expire(&self, asking: &Asking, signing_in: bool) -> Result<Option<Instant>, ()> {
-        let now = Instant::now();
-        let mut expired = Vec::new();
-        let next = {
-            let mut table = self.table();
-            if let State::Closed = table.state {
-                return Err(());
-            }
-            let mut next: Option<Instant> = None;
-            table.pending.retain(|id, pending| {
-                if pending.asking.is_none() {
-                    let paused = signing_in || asking.pauses(pending.wire_request.as_ref());
-                    pending.clock.set_paused(paused);
-                }
-                match pending.clock.deadline() {
-                    Some(deadline) if deadline <= now => {
-                        let reason = pending.clock.overrun(&pending.phase);
-                        expired.push((*id, reason, pending.caller.clone()));
-                        false
-                    }
-                    Some(deadline) => {
-                        next = Some(next.map_or(deadline, |n| n.min(deadline)));
-                        true
-                    }
-                    None => true,
-                }
-            });
-            table.sweep_at = next;
-            next
-        };
-        for (id, reason, caller) in expired {
-            self.wire.cancel(id, "request timeout");
-            caller.fail(Error::new(ErrorKind::TimedOut, reason).into());
-        }
-        Ok(next)
     }
 }
 

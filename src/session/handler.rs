@@ -13,7 +13,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::engine::call::Progress;
+use super::engine::request::Progress;
 use super::hooks::Hooks;
 use crate::elicitation;
 use crate::lock::lock;

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use super::engine::call::{CallSink, Progress};
+use super::engine::call::CallSink;
+use super::engine::request::Progress;
 use super::error::Failure;
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;

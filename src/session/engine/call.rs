@@ -8,18 +8,10 @@ use std::time::Duration;
 
 use serde_json::value::RawValue;
 
-use super::request::{Caller, Decoded};
+use super::request::{Caller, Decoded, Progress};
 use crate::session::error::Failure;
 use crate::session::wording::{aborted, during, failed};
 use crate::tool_result::{self, Outcome, ToolOutput};
-
-/// One `notifications/progress` for a request.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    pub progress: f64,
-    pub total: Option<f64>,
-    pub message: Option<String>,
-}
 
 /// Where a call's progress and outcome go, in the order the server sent them; called on
 /// whichever thread learns of them.

@@ -1,12 +1,57 @@
-//! When a server's output ends: its requests fail the way it went, once its exit is known.
+//! How requests end other than by their answer: the caller aborts one, the session
+//! closes, or the server's output ends (they fail the way it went, once its exit is known).
 
 use std::time::Duration;
 
 use super::{Engine, Pending, State};
-use crate::session::error::Error;
+use crate::session::error::{Error, Failure};
+use crate::session::wording::closed_during;
 use crate::transport::reaper::Exit;
 
 impl Engine {
+    /// The caller gave up request `id` (its first id): the server is told, the request
+    /// ends as aborted.
+    pub fn abort(&self, id: u64) {
+        let found = {
+            let mut table = self.table();
+            let key = if table.pending.contains_key(&id) {
+                Some(id)
+            } else {
+                table
+                    .pending
+                    .iter()
+                    .find_map(|(key, pending)| (pending.origin == id).then_some(*key))
+            };
+            key.and_then(|key| table.pending.remove(&key).map(|pending| (key, pending)))
+        };
+        let Some((key, pending)) = found else {
+            return;
+        };
+        match &pending.asking {
+            // Nothing is in flight at the server while a person is asked.
+            Some(asking) => asking.cancel(),
+            None => self.wire.cancel(key, "aborted by the client"),
+        }
+        pending.caller.fail(Failure::Aborted);
+    }
+
+    /// Ends every request in flight; later ones fail at once. Idempotent.
+    pub fn close(&self) {
+        let pending = {
+            let mut table = self.table();
+            table.state = State::Closed;
+            std::mem::take(&mut table.pending)
+        };
+        self.nudge.notify_one();
+        for pending in pending.into_values() {
+            if let Some(asking) = &pending.asking {
+                asking.cancel();
+            }
+            let closed = Error::other(closed_during(&pending.phase));
+            pending.caller.fail(closed.into());
+        }
+    }
+
     /// The server's output ended: the requests fail the way it went, once its exit is
     /// known.
     pub(super) fn ended(&self) {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::call::Progress;
+use super::request::Progress;
 use super::{Engine, Wire};
 use crate::session::error::{Broken, Reply};
 use crate::transport::lines::{Intercept, LineWriter, WriteError};

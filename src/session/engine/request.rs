@@ -9,10 +9,17 @@
 use serde_json::value::RawValue;
 use tokio::sync::oneshot;
 
-use super::call::Progress;
 use crate::lock::lock;
 use crate::session::error::Failure;
 use crate::tool_result::{self, InputRequired};
+
+/// One `notifications/progress` for a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    pub progress: f64,
+    pub total: Option<f64>,
+    pub message: Option<String>,
+}
 
 /// What a result was to the caller that read it.
 pub enum Decoded {

@@ -1,218 +1,40 @@
-//! The engine through its seam: a fake [`Wire`] records what is sent, and the tests feed
-//! answers, progress and failures as a server would. Time is tokio's paused clock, so
-//! the timeouts are exact.
+//! The engine through its seam: a fake [`Wire`](super::Wire) records what is sent, and
+//! the tests feed answers, progress and failures as a server would. Time is tokio's
+//! paused clock, so the timeouts are exact.
 
-use std::future::Future;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+mod rig;
+
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::ServiceError;
 use serde_json::Value;
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use super::call::{CallSink, CallSpec, Progress};
+use self::rig::{Heard, Rig, Sent, asks, error, sleep, text};
+use super::MAX_ROUNDS;
 use super::request::Kind;
-use super::{Engine, MAX_ROUNDS, Wire};
-use crate::elicitation::{Answer, Elicitor, Request};
 use crate::lock::lock;
-use crate::redact::Redactor;
 use crate::session::error::{Broken, Failure, Reply};
-use crate::session::handler::Shared;
-use crate::session::hooks::Hooks;
 use crate::tool_result::ToolOutput;
 
-/// What the engine sent, in order.
-#[derive(Debug, Clone, PartialEq)]
-enum Sent {
-    Request {
-        id: u64,
-        method: String,
-        params: Value,
-    },
-    Cancel {
-        id: u64,
-        reason: &'static str,
-    },
-}
-
-#[derive(Default)]
-struct FakeWire {
-    sent: Arc<Mutex<Vec<Sent>>>,
-}
-
-impl Wire for FakeWire {
-    fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), String> {
-        let params = serde_json::from_str(&params).expect("params are JSON");
-        let method = method.to_owned();
-        lock(&self.sent).push(Sent::Request { id, method, params });
-        Ok(())
-    }
-
-    fn cancel(&self, id: u64, reason: &'static str) {
-        lock(&self.sent).push(Sent::Cancel { id, reason });
-    }
-}
-
-/// A person who answers once let (and counts the questions).
-#[derive(Default)]
-struct Person {
-    go: Notify,
-    asked: Mutex<u32>,
-}
-
-struct Asks(Arc<Person>);
-
-impl Elicitor for Asks {
-    fn ask(&self, _: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>> {
-        let person = self.0.clone();
-        *lock(&person.asked) += 1;
-        Box::pin(async move {
-            person.go.notified().await;
-            Some(Answer {
-                id: String::new(),
-                ok: true,
-                data: None,
-                reason: None,
-            })
-        })
-    }
-}
-
-/// A call's events as the sink heard them.
-#[derive(Default)]
-struct Heard {
-    progress: Mutex<Vec<Progress>>,
-    done: Mutex<Vec<ToolOutput>>,
-}
-
-impl CallSink for Heard {
-    fn progress(&self, _: u64, progress: Progress) {
-        lock(&self.progress).push(progress);
-    }
-
-    fn done(&self, _: u64, output: ToolOutput) {
-        lock(&self.done).push(output);
-    }
-}
-
-impl Heard {
-    fn outcome(&self) -> Option<ToolOutput> {
-        let done = lock(&self.done);
-        assert!(done.len() <= 1, "one outcome only: {done:?}");
-        done.first().cloned()
-    }
-}
-
-struct Rig {
-    engine: Arc<Engine>,
-    sent: Arc<Mutex<Vec<Sent>>>,
-    person: Arc<Person>,
-    hooks: Hooks,
-}
-
-impl Rig {
-    fn new() -> Rig {
-        let person = Arc::new(Person::default());
-        let hooks = Hooks {
-            elicitor: Some(Arc::new(Asks(person.clone()))),
-            ..Hooks::default()
-        };
-        let shared = Shared::new("s", &hooks, Redactor::new([]));
-        let wire = FakeWire::default();
-        let sent = wire.sent.clone();
-        let engine = Engine::new(shared, Box::new(wire), None);
-        Rig {
-            engine,
-            sent,
-            person,
-            hooks,
-        }
-    }
-
-    fn call(&self, timeout: u64, max_total: Option<u64>) -> (u64, Arc<Heard>) {
-        let heard = Arc::new(Heard::default());
-        let spec = CallSpec {
-            timeout: Duration::from_millis(timeout),
-            max_total: max_total.map(Duration::from_millis),
-            wants_progress: true,
-        };
-        let id = super::call::next_id();
-        self.engine
-            .start(id, "t", r#"{"a":1}"#, spec, heard.clone());
-        (id, heard)
-    }
-
-    fn sent(&self) -> Vec<Sent> {
-        lock(&self.sent).clone()
-    }
-
-    /// The requests sent, as (id, params).
-    fn requests(&self) -> Vec<(u64, Value)> {
-        let sent = self.sent();
-        let requests = sent.into_iter().filter_map(|sent| match sent {
-            Sent::Request { id, params, .. } => Some((id, params)),
-            Sent::Cancel { .. } => None,
-        });
-        requests.collect()
-    }
-
-    fn last_request(&self) -> u64 {
-        self.requests().last().expect("a request was sent").0
-    }
-
-    fn answer(&self, id: u64, result: Value) {
-        let result = serde_json::value::to_raw_value(&result).expect("JSON");
-        self.engine.reply(id, Reply::Result(&result));
-    }
-
-    fn progress(&self, id: u64) {
-        let progress = Progress {
-            progress: 1.0,
-            total: None,
-            message: None,
-        };
-        self.engine.progress(id, progress);
-    }
-}
-
-fn text(text: &str) -> Value {
-    serde_json::json!({ "content": [{ "type": "text", "text": text }] })
-}
-
-fn asks() -> Value {
-    serde_json::json!({
-        "resultType": "input_required",
-        "inputRequests": { "k": { "method": "elicitation/create", "params": { "message": "?" } } },
-        "requestState": "s1",
-    })
-}
-
-fn error(text: &str) -> Option<ToolOutput> {
-    Some(ToolOutput::error(text.to_owned()))
-}
-
-async fn sleep(ms: u64) {
-    tokio::time::sleep(Duration::from_millis(ms)).await;
+/// Asserts that a call of the rig (timeout 100 ms) times out in `ms`, not before.
+async fn times_out_in(heard: &Heard, ms: u64) {
+    sleep(ms - 1).await;
+    assert_eq!(heard.outcome(), None, "timed out early");
+    sleep(2).await;
+    assert_eq!(
+        heard.outcome(),
+        error("MCP server \"s\" did not answer tools/call \"t\" within 100 ms")
+    );
 }
 
 #[tokio::test(start_paused = true)]
 async fn an_unanswered_call_times_out_on_time_and_the_server_is_told() {
     let rig = Rig::new();
     let (id, heard) = rig.call(100, None);
-    sleep(99).await;
-    assert_eq!(heard.outcome(), None);
-    sleep(2).await;
-    assert_eq!(
-        heard.outcome(),
-        error("MCP server \"s\" did not answer tools/call \"t\" within 100 ms")
-    );
-    let cancel = Sent::Cancel {
-        id,
-        reason: "request timeout",
-    };
-    assert_eq!(rig.sent().last(), Some(&cancel));
+    times_out_in(&heard, 100).await;
+    assert_eq!(rig.last_cancel(), Some((id, "request timeout")));
 }
 
 #[tokio::test(start_paused = true)]
@@ -263,13 +85,7 @@ async fn the_clock_stands_still_while_a_person_answers_and_the_next_round_carrie
     assert_eq!(params["requestState"], "s1");
     assert_eq!(params["arguments"]["a"], 1);
     // What was left of the clock runs on: 50 ms.
-    sleep(48).await;
-    assert_eq!(heard.outcome(), None);
-    sleep(3).await;
-    assert_eq!(
-        heard.outcome(),
-        error("MCP server \"s\" did not answer tools/call \"t\" within 100 ms")
-    );
+    times_out_in(&heard, 49).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -280,13 +96,7 @@ async fn the_clock_stands_still_while_a_person_signs_in() {
     sleep(1000).await;
     assert_eq!(heard.outcome(), None, "paused while signing in");
     drop(signing_in);
-    sleep(99).await;
-    assert_eq!(heard.outcome(), None);
-    sleep(2).await;
-    assert_eq!(
-        heard.outcome(),
-        error("MCP server \"s\" did not answer tools/call \"t\" within 100 ms")
-    );
+    times_out_in(&heard, 100).await;
 }
 
 #[tokio::test(start_paused = true)]
@@ -362,11 +172,7 @@ async fn an_abort_in_flight_tells_the_server() {
         heard.outcome(),
         error("MCP server \"s\": tools/call \"t\" was aborted")
     );
-    let cancel = Sent::Cancel {
-        id,
-        reason: "aborted by the client",
-    };
-    assert_eq!(rig.sent().last(), Some(&cancel));
+    assert_eq!(rig.last_cancel(), Some((id, "aborted by the client")));
 }
 
 #[tokio::test(start_paused = true)]
