@@ -28,7 +28,9 @@ export interface ToolResult {
    * For MCP tools: `server`, the configured server name, and `content` when the result
    * holds anything besides text (image, audio, resource_link, embedded resource): the
    * whole `content` array exactly as the server sent it, text parts included. A
-   * text-only result has no `content`. Other keys may appear; any
+   * text-only result has no `content`. `structuredContent`: a successful result's
+   * structured content, as sent (checked against the tool's `outputSchema` when it has
+   * one). Other keys may appear; any
    * `Record<string, unknown>` is accepted here. {@link buildMcpServer} serves `content`
    * and a `structuredContent` object again as the call's own.
    */
@@ -627,6 +629,186 @@ export function serveStoreApi(
     host?: string
   },
 ): Promise<StoreApiServer>
+
+// ---- What a server offers beyond tool names (tool members, resources, prompts) ----
+
+/** Hints about a tool's behaviour, as the server sent them; none of them is a guarantee. */
+export interface ToolAnnotations {
+  /** A human-readable title (`Tool.title` takes precedence). */
+  title?: string
+  /** The tool does not modify its environment. @default false */
+  readOnlyHint?: boolean
+  /** It may perform destructive updates (meaningful when not read-only). @default true */
+  destructiveHint?: boolean
+  /** Calling it again with the same arguments has no further effect. @default false */
+  idempotentHint?: boolean
+  /** It may interact with an open world of external entities. @default true */
+  openWorldHint?: boolean
+  [key: string]: unknown
+}
+
+/** An icon a server offers for a tool, resource or prompt. */
+export interface Icon {
+  src: string
+  mimeType?: string
+  sizes?: string[]
+  theme?: "light" | "dark"
+  [key: string]: unknown
+}
+
+/** How a tool may be run: `taskSupport` says whether it can (or must) run as a task. */
+export interface ToolExecution {
+  /** @default "forbidden" */
+  taskSupport?: "forbidden" | "optional" | "required"
+  [key: string]: unknown
+}
+
+/**
+ * The optional members of an MCP tool beyond name, description and input schema, with the
+ * specification's names and values exactly as the server listed them. A member the server
+ * did not send is absent (not `undefined`): `Object.keys` of a tool without them is what
+ * it always was. Each is parsed when first read.
+ */
+export interface McpToolMembers {
+  /** A display name. */
+  title?: string
+  annotations?: ToolAnnotations
+  /**
+   * The JSON Schema of the tool's `structuredContent`. Every result is checked against it,
+   * as the official client does: a result that does not match, or a successful one with
+   * no structured content, is an `isError` result naming the server, the tool and the
+   * first violation.
+   */
+  outputSchema?: JSONSchema
+  icons?: Icon[]
+  execution?: ToolExecution
+  /** The tool's `_meta`, e.g. an MCP Apps view: `_meta.ui.resourceUri` (`ui://...`). */
+  _meta?: Record<string, unknown>
+}
+
+// Declaration merging: MCP tools and listings carry these members when the server sent them.
+export interface Tool extends McpToolMembers {}
+export interface ToolInfo extends McpToolMembers {}
+export interface StoreToolInfo extends Readonly<McpToolMembers> {}
+
+/** A resource as its server lists it, with the configured name of that server. */
+export interface ResourceInfo {
+  uri: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  size?: number
+  icons?: Icon[]
+  annotations?: Record<string, unknown>
+  _meta?: Record<string, unknown>
+  /** The configured server name (in a store view, the view's name for it). */
+  server: string
+  [key: string]: unknown
+}
+
+/** A resource template (RFC 6570 `uriTemplate`) as its server lists it. */
+export interface ResourceTemplateInfo {
+  uriTemplate: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  icons?: Icon[]
+  annotations?: Record<string, unknown>
+  _meta?: Record<string, unknown>
+  /** As in {@link ResourceInfo.server}. */
+  server: string
+  [key: string]: unknown
+}
+
+/** One item of a resource's contents: `text`, or `blob` (base64), exactly as sent. */
+export interface ResourceContents {
+  uri: string
+  mimeType?: string
+  text?: string
+  blob?: string
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** A prompt argument as its server declares it. */
+export interface PromptArgument {
+  name: string
+  title?: string
+  description?: string
+  required?: boolean
+  [key: string]: unknown
+}
+
+/** A prompt as its server lists it. */
+export interface PromptInfo {
+  name: string
+  title?: string
+  description?: string
+  arguments?: PromptArgument[]
+  icons?: Icon[]
+  _meta?: Record<string, unknown>
+  /** As in {@link ResourceInfo.server}. */
+  server: string
+  [key: string]: unknown
+}
+
+/** A message of a prompt, as the server sent it. */
+export interface PromptMessage {
+  role: "user" | "assistant"
+  content: { type: string; [field: string]: unknown }
+}
+
+/** What `completion/complete` completes: a prompt's argument, or a resource template's variable. */
+export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string }
+
+/**
+ * Resources, prompts and completions of the servers of a {@link McpSource} or a store view,
+ * with the official SDK's names. `server` is the configured server name (in a store view,
+ * the view's name for it). Listings follow every page; a server that does not declare the
+ * capability answers an empty list. A failure rejects with an `Error` whose message names
+ * the server (secrets hidden); a name that is not a connected server rejects at once.
+ */
+export interface McpOffers {
+  /** Every resource of `server`, or of every connected server (in config order) when omitted. */
+  listResources(server?: string): Promise<ResourceInfo[]>
+  /** Every resource template, as {@link McpOffers.listResources} lists resources. */
+  listResourceTemplates(server?: string): Promise<ResourceTemplateInfo[]>
+  /** `resources/read`: the result as sent (an MCP Apps `ui://` view is read like any other). */
+  readResource(server: string, uri: string): Promise<{ contents: ResourceContents[]; [key: string]: unknown }>
+  /** Every prompt, as {@link McpOffers.listResources} lists resources. */
+  listPrompts(server?: string): Promise<PromptInfo[]>
+  /** `prompts/get` with its arguments: the result as sent. */
+  getPrompt(
+    server: string,
+    name: string,
+    args?: Record<string, string>,
+  ): Promise<{ description?: string; messages: PromptMessage[]; [key: string]: unknown }>
+  /**
+   * `completion/complete` for a prompt argument or a resource template variable;
+   * `context.arguments` holds the values already chosen. A server without the
+   * `completions` capability answers `{ completion: { values: [] } }`.
+   */
+  complete(
+    server: string,
+    ref: CompleteRef,
+    argument: { name: string; value: string },
+    context?: { arguments?: Record<string, string> },
+  ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean }; [key: string]: unknown }>
+}
+
+// Declaration merging: a report counts what a connected server offers, when it declares it.
+export interface McpServerReport {
+  /** How many resources it lists, when it declares the `resources` capability. */
+  resourceCount?: number
+  /** How many prompts it lists, when it declares the `prompts` capability. */
+  promptCount?: number
+}
+
+// Declaration merging: every source and store view offers them (not enumerable on a source).
+export interface McpSource extends McpOffers {}
+export interface McpStoreView extends McpOffers {}
 
 // Only the declarations marked `export` are public (ServerCommon and LocalServerEntry stay internal).
 export {}

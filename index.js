@@ -6,7 +6,9 @@ import * as native from "./binding.js"
 import { callQueue, runToolCall } from "./js/call.js"
 import { configSource } from "./js/config-source.js"
 import { bridgeOAuth } from "./js/oauth.js"
+import { withOffers } from "./js/offers.js"
 import { safeLine } from "./js/terminal.js"
+import { lazyExtras } from "./js/tool-extra.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -49,9 +51,13 @@ export async function listMcpTools(input, opts) {
   report(failures)
   for (const [server, list] of Object.entries(tools)) {
     const withSchema = lazySchemas((index) => handle.inputSchema(server, index))
+    const withExtra = lazyExtras((index) => handle.toolExtra(server, index))
     // New objects: JSON.parse's own would turn into slow dictionaries here.
-    for (let i = 0; i < list.length; i++)
-      list[i] = withSchema({ name: list[i].name, description: list[i].description }, i)
+    for (let i = 0; i < list.length; i++) {
+      const { name, description, extra } = list[i]
+      list[i] = withSchema({ name, description }, i)
+      if (extra) withExtra(list[i], i, extra)
+    }
   }
   // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
   return Object.defineProperty({ tools, status }, "servers", { value: servers, enumerable: false })
@@ -66,11 +72,13 @@ export async function loadMcp(input, opts) {
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)
-  return {
+  const source = {
     tools: mcpTools(handle, calls, tools),
     status,
     close: () => handle.close(),
   }
+  const ask = (server, kind, params) => handle.ask(server, kind, params)
+  return withOffers(source, ask, () => handle.serverNames())
 }
 
 /** `waitFor` as the binding calls it: JSON in, JSON out, and a throw answers "cancelled". */
@@ -111,6 +119,7 @@ function bridgeOnLog(onLog) {
  */
 function mcpTools(handle, calls, tools) {
   const schemas = [] // parsed when first read, by tool index
+  const withExtra = lazyExtras((index) => handle.toolExtra(index))
   const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
   // Tools are keyed by their index in the summary.
   const native = {
@@ -136,10 +145,11 @@ function mcpTools(handle, calls, tools) {
       configurable: true,
     }
 
-    constructor(index, { name, description, server, tool, maxOutputChars }) {
+    constructor(index, { name, description, server, tool, maxOutputChars, extra }) {
       this.name = name
       this.description = description
       Object.defineProperty(this, "inputSchema", McpTool.#inputSchema)
+      if (extra) withExtra(this, index, extra)
       this.source = "mcp"
       if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
       const metadata = resultMetadata.get(server)

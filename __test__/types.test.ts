@@ -41,10 +41,20 @@ const STATUS_KEYS = {
   clientId: 1,
   protocolVersion: 1,
 } satisfies Record<keyof StoreServerStatus, 1>
-const INFO_KEYS = { name: 1, description: 1, inputSchema: 1, serviceName: 1, clientId: 1 } satisfies Record<
-  keyof StoreToolInfo,
-  1
->
+const INFO_KEYS = {
+  name: 1,
+  description: 1,
+  inputSchema: 1,
+  serviceName: 1,
+  clientId: 1,
+  // The members a server may list beyond the first three (McpToolMembers).
+  title: 1,
+  annotations: 1,
+  outputSchema: 1,
+  icons: 1,
+  execution: 1,
+  _meta: 1,
+} satisfies Record<keyof StoreToolInfo, 1>
 
 const assertDeclared = (value: object, declared: object, what: string) =>
   assert.deepEqual(

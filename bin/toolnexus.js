@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The toolnexus CLI: `list` (which servers of an mcp.json come up, how, and with what
 // tools), `call` (try one tool of one server), `auth` (sign in to a server that asks for
-// OAuth, or out) and `schema` (the mcp.json JSON Schema).
+// OAuth, or out), `schema` (the mcp.json JSON Schema), `read` (a resource) and `prompt`
+// (a prompt's messages).
 // Exit codes: 0 all good, 1 a server failed or a tool answered an error, 2 a usage or
 // config error. Everything printed passes through js/terminal.js.
 import { parseArgs } from "node:util"
@@ -9,15 +10,25 @@ import { parseArgs } from "node:util"
 import { authCommand } from "../js/cli/auth.js"
 import { callCommand } from "../js/cli/call.js"
 import { listCommand } from "../js/cli/list.js"
+import { promptCommand, readCommand } from "../js/cli/offer.js"
 import { schemaCommand } from "../js/cli/schema.js"
 import { safeLine } from "../js/terminal.js"
 
-const COMMANDS = { list: listCommand, call: callCommand, auth: authCommand, schema: schemaCommand }
+const COMMANDS = {
+  list: listCommand,
+  call: callCommand,
+  auth: authCommand,
+  schema: schemaCommand,
+  read: readCommand,
+  prompt: promptCommand,
+}
 
 const USAGE = `usage: toolnexus list [mcp.json] [--json]
        toolnexus call <server> <tool> [json-arguments] [--config mcp.json] [--timeout ms] [--json]
        toolnexus auth <server> [mcp.json] [--logout]
        toolnexus schema
+       toolnexus read <server> <uri> [--config mcp.json] [--json]
+       toolnexus prompt <server> <name> [json-arguments] [--config mcp.json] [--json]
 Run "toolnexus <command> --help" for what each does.`
 
 const [name, ...rest] = process.argv.slice(2)

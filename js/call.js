@@ -63,15 +63,14 @@ class Call {
     this.native.abort(this.key, this.id)
   }
 
-  done(output, isError, content) {
+  /** `structured`: `output` is the result's `structuredContent`, as JSON text. */
+  done(output, isError, content, structured) {
     this.#settled()
     const metadata = this.metadata
     try {
-      this.resolve({
-        output,
-        isError,
-        metadata: content ? { ...metadata, content: JSON.parse(content) } : { ...metadata },
-      })
+      const resultMetadata = content ? { ...metadata, content: JSON.parse(content) } : { ...metadata }
+      if (structured) resultMetadata.structuredContent = JSON.parse(output)
+      this.resolve({ output, isError, metadata: resultMetadata })
     } catch (error) {
       this.resolve(failure(metadata, error?.message ?? error))
     }
@@ -110,9 +109,9 @@ function failure(metadata, reason) {
 
 /**
  * The JS side of a native call queue: `wake` gets each batch of events, flat
- * `[id, kind, a, b, c, ...]` (kind 0 an outcome, 1 progress, 2 a call given up, 3 a log
- * message, whose id is the server's name), settles or informs the calls they belong to and
- * hands log messages to `onLog({ server, level, data, text })`, all in the order they came.
+ * `[id, kind, a, b, c, ...]` (kind 0 an outcome, 4 one whose output is its structured
+ * content, 1 progress, 2 a call given up, 3 a log message, whose id is the server's name),
+ * settles or informs the calls they belong to and hands log messages to `onLog({ server, level, data, text })`, all in the order they came.
  */
 export function callQueue(onLog) {
   const pending = new Map() // id → Call
@@ -125,9 +124,9 @@ export function callQueue(onLog) {
         }
         const call = pending.get(events[i])
         if (call === undefined) continue
-        if (events[i + 1] === 0) {
+        if (events[i + 1] === 0 || events[i + 1] === 4) {
           pending.delete(events[i])
-          call.done(events[i + 2], events[i + 3], events[i + 4])
+          call.done(events[i + 2], events[i + 3], events[i + 4], events[i + 1] === 4)
         } else if (events[i + 1] === 2) {
           pending.delete(events[i])
           call.givenUp()

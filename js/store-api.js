@@ -3,7 +3,7 @@
 //   GET /for_agent/:id/list_tools
 // Each answers { success, data, metadata: { total_tools, services_count }, message }.
 import http from "node:http"
-import { schemaJson } from "./store.js"
+import { extraJson, schemaJson } from "./store.js"
 
 const STORE_TOOLS = /^\/for_store\/list_tools\/?$/
 const AGENT_TOOLS = /^\/for_agent\/([^/]+)\/list_tools\/?$/
@@ -20,7 +20,10 @@ function entryJson(tool) {
     service_name: tool.serviceName,
     client_id: tool.clientId,
   })
-  return `${head.slice(0, -1)},"inputSchema":${schemaJson(tool)}}`
+  // The server's other members (`title`, `annotations`, ...) follow, as they were listed.
+  const extra = extraJson(tool)
+  const rest = extra === undefined ? "" : `,${extra.slice(1, -1)}`
+  return `${head.slice(0, -1)},"inputSchema":${schemaJson(tool)}${rest}}`
 }
 
 function send(res, status, body, headers = {}) {

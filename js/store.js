@@ -6,6 +6,7 @@
 import * as native from "../binding.js"
 import { callQueue, runToolCall, withOrigin } from "./call.js"
 import { configSource } from "./config-source.js"
+import { offerMethods } from "./offers.js"
 import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
@@ -30,10 +31,17 @@ function deepFreeze(root) {
 
 // The JSON text of each listed entry's schema, for serialising it without parsing it.
 const schemaTexts = new WeakMap()
+// The JSON object text of each listed entry's members beyond the first three, if any.
+const extraTexts = new WeakMap()
 
 /** The JSON text of `tool.inputSchema`: as listed for store entries, else stringified. */
 export function schemaJson(tool) {
   return schemaTexts.get(tool) ?? JSON.stringify(tool.inputSchema)
+}
+
+/** The JSON object text of a listed entry's `title`, `annotations`, ... (undefined: none). */
+export function extraJson(tool) {
+  return extraTexts.get(tool)
 }
 
 /**
@@ -41,18 +49,34 @@ export function schemaJson(tool) {
  * large listing never is, and a schema nested too deep to walk recursively costs nothing
  * until then. The getter is enumerable, so spreading and JSON.stringify see the schema.
  */
-function storeInfo(name, description, schemaText, serviceName, clientId) {
+function storeInfo(name, description, schemaText, serviceName, clientId, extra) {
   let schema
-  const info = Object.freeze({
-    name,
-    description,
-    get inputSchema() {
-      return (schema ??= deepFreeze(JSON.parse(schemaText)))
-    },
-    serviceName,
-    clientId,
-  })
+  const inputSchema = () => (schema ??= deepFreeze(JSON.parse(schemaText)))
+  const info = extra
+    ? withExtras(name, description, inputSchema, extra)
+    : {
+        name,
+        description,
+        get inputSchema() {
+          return inputSchema()
+        },
+      }
+  info.serviceName = serviceName
+  info.clientId = clientId
+  Object.freeze(info)
   schemaTexts.set(info, schemaText)
+  if (extra) extraTexts.set(info, extra.json)
+  return info
+}
+
+/** `{ name, description, inputSchema, ...extra }`, the extra members parsed (and frozen) when first read. */
+function withExtras(name, description, inputSchema, { keys, json }) {
+  const info = { name, description }
+  Object.defineProperty(info, "inputSchema", { get: inputSchema, enumerable: true })
+  let parsed
+  for (const key of keys) {
+    Object.defineProperty(info, key, { get: () => (parsed ??= deepFreeze(JSON.parse(json)))[key], enumerable: true })
+  }
   return info
 }
 
@@ -86,6 +110,7 @@ class View {
     abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
   }
   #status = { revision: -1, value: undefined }
+  #offers
 
   constructor(store, nativeStore, agent) {
     this.#store = store
@@ -111,12 +136,49 @@ class View {
     const infos = new Array(raw.length)
     const targets = new Array(raw.length)
     for (let i = 0; i < raw.length; i++) {
-      const { name, description, inputSchema, serviceName, clientId, tool } = raw[i]
-      infos[i] = storeInfo(name, description ?? "", inputSchema, serviceName, clientId)
+      const { name, description, inputSchema, serviceName, clientId, tool, extraKeys, extra } = raw[i]
+      const extras = extraKeys && { keys: extraKeys, json: extra }
+      infos[i] = storeInfo(name, description ?? "", inputSchema, serviceName, clientId, extras)
       targets[i] = tool
     }
     this.#list = { revision, infos, targets, tools: undefined }
     return this.#list
+  }
+
+  /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
+  #offered() {
+    const ask = (server, kind, params) => this.#native.ask(this.#agent, server, kind, params)
+    return (this.#offers ??= offerMethods(ask, () => this.#native.serverNames(this.#agent)))
+  }
+
+  /** Every resource of the server the view names `server` (each server when omitted), each with its `server`. */
+  listResources(server) {
+    return this.#offered().listResources(server)
+  }
+
+  /** Every resource template, as `listResources` lists resources. */
+  listResourceTemplates(server) {
+    return this.#offered().listResourceTemplates(server)
+  }
+
+  /** `resources/read` of `uri`: `{ contents }` as the server sent them. */
+  readResource(server, uri) {
+    return this.#offered().readResource(server, uri)
+  }
+
+  /** Every prompt, as `listResources` lists resources. */
+  listPrompts(server) {
+    return this.#offered().listPrompts(server)
+  }
+
+  /** `prompts/get`: `{ description?, messages }` as the server sent them. */
+  getPrompt(server, name, args) {
+    return this.#offered().getPrompt(server, name, args)
+  }
+
+  /** `completion/complete` for a prompt argument or a resource template variable. */
+  complete(server, ref, argument, context) {
+    return this.#offered().complete(server, ref, argument, context)
   }
 
   /** Tools of this view as the cache holds them now. Never waits, never does I/O. */
@@ -213,11 +275,14 @@ class View {
       get inputSchema() {
         return info.inputSchema
       },
-      source: "mcp",
-      serviceName,
-      clientId,
-      execute: (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx),
     }
+    // Whatever else the server listed, in the listing's order, read through the listing.
+    const extraKeys = extraTexts.has(info) ? Object.keys(info).slice(3, -2) : []
+    for (const key of extraKeys) Object.defineProperty(tool, key, { get: () => info[key], enumerable: true })
+    tool.source = "mcp"
+    tool.serviceName = serviceName
+    tool.clientId = clientId
+    tool.execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
     return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
   }
 }

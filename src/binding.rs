@@ -17,10 +17,10 @@ mod provider_schema;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+mod offer;
 mod store;
 
 use self::call_queue::{CallQueue, WakeFn};
@@ -28,7 +28,7 @@ use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
-use crate::listed_tool::normalize_schema;
+use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::lock;
 use crate::session::{CallSpec, Hooks, Logger};
 use crate::transport::local;
@@ -116,15 +116,18 @@ pub fn list_mcp_tools<'env>(
 #[napi]
 pub struct McpInventoryHandle {
     summary: std::sync::Mutex<String>,
-    /// Per connected server, its tools' schemas as listed, in listing order.
-    schemas: Vec<(String, Vec<Box<RawValue>>)>,
+    /// Per connected server, its tools as listed, in listing order.
+    tools: Vec<(String, Vec<ListedTool>)>,
 }
 
-/// A tool without its schema: `{ name, description }`.
+/// A tool without its schema: `{ name, description, extra? }`, `extra` naming the members
+/// beyond these that it has (see `toolExtra`).
 #[derive(serde::Serialize)]
 struct Described<'a> {
     name: &'a str,
     description: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<Vec<&'static str>>,
 }
 
 /// Each server's tools, `{ name, description }`, serialised from the listing itself.
@@ -143,6 +146,7 @@ impl serde::Serialize for Tools<'_> {
                 .map(|t| Described {
                     name: &t.name,
                     description: t.description.as_deref().unwrap_or_default(),
+                    extra: t.extra_keys(),
                 })
                 .collect();
             map.serialize_entry(server, &described)?;
@@ -167,13 +171,9 @@ impl McpInventoryHandle {
             servers: &inventory.servers,
             failures: &inventory.failures,
         })?;
-        let schemas = inventory
-            .tools
-            .into_iter()
-            .map(|(server, listed)| (server, listed.into_iter().map(|t| t.input_schema).collect()));
         Ok(McpInventoryHandle {
             summary: summary.into(),
-            schemas: schemas.collect(),
+            tools: inventory.tools,
         })
     }
 }
@@ -190,13 +190,10 @@ impl McpInventoryHandle {
     /// name, not on a position among servers: JS walks `tools` in its own key order.
     #[napi(catch_unwind)]
     pub fn input_schema(&self, server: String, index: u32) -> Result<String> {
-        let schema = self
-            .schemas
-            .iter()
-            .find(|(name, _)| *name == server)
-            .and_then(|(_, schemas)| schemas.get(index as usize))
-            .ok_or_else(|| Error::from_reason(format!("no tool number {index} of \"{server}\"")))?;
-        Ok(normalize_schema(schema, false))
+        Ok(normalize_schema(
+            &self.listed(&server, index)?.input_schema,
+            false,
+        ))
     }
 }
 
@@ -282,6 +279,8 @@ struct ToolView<'a> {
     /// The server's `maxOutputChars`, when it has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_chars: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    extra: Option<Vec<&'static str>>,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
@@ -304,6 +303,7 @@ fn summary_json(source: &Source, config: &McpConfig) -> Result<String> {
         server: source.sessions[t.server].name(),
         tool: &t.listed.name,
         max_output_chars: limits[t.server],
+        extra: t.listed.extra_keys(),
     });
     to_json(&Summary {
         tools: tools.collect(),

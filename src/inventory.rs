@@ -239,6 +239,17 @@ pub async fn list_inventory_with(
             sessions.push(connected.session);
         }
     }
+    let counts = sessions.iter().map(|s| s.offered_counts(cancel));
+    let counts = futures::future::join_all(counts).await;
+    for ((name, _), counts) in inventory.tools.iter().zip(counts) {
+        if let Some(Value::Object(report)) = inventory.servers.get_mut(name) {
+            report.extend(
+                counts
+                    .into_iter()
+                    .map(|(key, n)| (key.to_owned(), Value::from(n))),
+            );
+        }
+    }
     in_parallel(sessions.into_iter().map(|s| async move { s.close().await })).await;
     Ok(inventory)
 }

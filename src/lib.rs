@@ -11,6 +11,7 @@ pub mod js_json;
 pub mod listed_tool;
 mod lock;
 pub mod provider_schema;
+pub mod output_schema;
 pub mod redact;
 pub mod session;
 pub mod store;

@@ -4,16 +4,66 @@
 
 use std::borrow::Cow;
 use std::fmt::Write;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
+
+use crate::output_schema::OutputSchema;
 
 #[derive(Debug)]
 pub struct ListedTool {
     pub name: String,
     pub description: Option<String>,
     pub input_schema: Box<RawValue>,
+    /// The other members of the specification's `Tool` the server sent, kept as JSON text
+    /// until a host reads them; `None` for a tool that has none (most of an inventory).
+    pub extra: Option<Extra>,
+}
+
+/// The members of a tool beyond its name, description and input schema, in the order of
+/// `EXTRA_KEYS`: one JSON object, and which keys it has.
+#[derive(Debug, Clone)]
+pub struct Extra {
+    pub json: Box<RawValue>,
+    /// Bit `i` set when `EXTRA_KEYS[i]` is present.
+    pub keys: u8,
+    /// Its `outputSchema`, which every structured result of the tool is checked against.
+    pub output_schema: Option<Arc<OutputSchema>>,
+}
+
+/// The optional members of a listed tool that reach hosts as sent.
+pub const EXTRA_KEYS: [&str; 6] = [
+    "title",
+    "annotations",
+    "outputSchema",
+    "icons",
+    "execution",
+    "_meta",
+];
+
+impl Extra {
+    /// The names of the members present, in `EXTRA_KEYS` order.
+    pub fn keys(&self) -> impl Iterator<Item = &'static str> + '_ {
+        EXTRA_KEYS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.keys & (1 << i) != 0)
+            .map(|(_, key)| *key)
+    }
+}
+
+impl ListedTool {
+    /// The names of its members beyond the first three, when it has any.
+    pub fn extra_keys(&self) -> Option<Vec<&'static str>> {
+        Some(self.extra.as_ref()?.keys().collect())
+    }
+
+    /// Those members as one JSON object's text, when it has any.
+    pub fn extra_json(&self) -> Option<&str> {
+        Some(self.extra.as_ref()?.json.get())
+    }
 }
 
 /// One page of a `tools/list` answer.
@@ -45,11 +95,61 @@ pub struct ToolView<'a> {
     description: Option<String>,
     #[serde(rename = "inputSchema", borrow, default)]
     input_schema: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    title: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    annotations: Option<&'a RawValue>,
+    #[serde(rename = "outputSchema", borrow, default)]
+    output_schema: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    icons: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    execution: Option<&'a RawValue>,
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+impl ToolView<'_> {
+    /// The members beyond the first three as one object, or `None` when there are none.
+    fn extra(&self) -> Option<Extra> {
+        let values = [
+            self.title,
+            self.annotations,
+            self.output_schema,
+            self.icons,
+            self.execution,
+            self.meta,
+        ];
+        let mut out = String::new();
+        let mut keys = 0u8;
+        for (i, (key, value)) in EXTRA_KEYS.iter().zip(values).enumerate() {
+            if let Some(value) = value {
+                if keys == 0 {
+                    out.push('{');
+                }
+                member(&mut out, key, value.get());
+                keys |= 1 << i;
+            }
+        }
+        if keys == 0 {
+            return None;
+        }
+        out.push('}');
+        let json = RawValue::from_string(out).ok()?;
+        let output_schema = self.output_schema.map(OutputSchema::new);
+        Some(Extra {
+            json,
+            keys,
+            output_schema,
+        })
+    }
 }
 
 impl From<ToolView<'_>> for ListedTool {
     fn from(view: ToolView<'_>) -> Self {
+        let extra = view.extra();
         ListedTool {
+            extra,
             name: view.name,
             description: view.description,
             input_schema: view
@@ -102,6 +202,24 @@ pub fn normalize_schema(schema: &RawValue, closed: bool) -> String {
     out
 }
 
+/// An object's JSON text without its member `key`, and that member's value; `None` when
+/// `json` is not an object. Every other member is copied as it is, in its place.
+pub fn take_member<'a>(json: &'a str, key: &str) -> Option<(Option<&'a RawValue>, String)> {
+    let members = serde_json::from_str::<Members>(json).ok()?;
+    let mut out = String::with_capacity(json.len());
+    out.push('{');
+    let mut taken = None;
+    for (name, value) in members.0 {
+        if name == key {
+            taken = Some(value);
+        } else {
+            member(&mut out, &name, value.get());
+        }
+    }
+    out.push('}');
+    Some((taken, out))
+}
+
 /// Appends `"key":value` to an object being written, after a comma unless it is the first.
 fn member(out: &mut String, key: &str, value: &str) {
     if !out.ends_with('{') {
@@ -144,6 +262,45 @@ mod tests {
     fn normalize(schema: &str, closed: bool) -> String {
         let raw: Box<RawValue> = serde_json::from_str(schema).expect("JSON");
         normalize_schema(&raw, closed)
+    }
+
+    fn listed(tool: &str) -> ListedTool {
+        let page = format!(r#"{{"tools":[{tool}]}}"#);
+        let page: Page = serde_json::from_str(&page).expect("a page");
+        page.into_parts().0.pop().expect("a tool")
+    }
+
+    #[test]
+    fn members_beyond_the_first_three_are_kept_as_sent_in_a_fixed_order() {
+        let tool = listed(
+            r#"{"name":"t","_meta":{"ui":{"resourceUri":"ui://a"}},"annotations":{"readOnlyHint":true},"title":"T","unknown":1,"execution":{"taskSupport":"optional"},"outputSchema":{"type":"object"},"icons":[{"src":"x"}]}"#,
+        );
+        let extra = tool.extra.expect("extra members");
+        assert_eq!(
+            extra.json.get(),
+            r#"{"title":"T","annotations":{"readOnlyHint":true},"outputSchema":{"type":"object"},"icons":[{"src":"x"}],"execution":{"taskSupport":"optional"},"_meta":{"ui":{"resourceUri":"ui://a"}}}"#
+        );
+        assert_eq!(extra.keys().collect::<Vec<_>>(), EXTRA_KEYS);
+        assert!(extra.output_schema.is_some());
+    }
+
+    #[test]
+    fn a_tool_without_them_has_none_and_null_counts_as_absent() {
+        assert!(listed(r#"{"name":"t","inputSchema":{}}"#).extra.is_none());
+        let tool = listed(r#"{"name":"t","title":null,"annotations":{}}"#);
+        let extra = tool.extra.expect("annotations");
+        assert_eq!(extra.json.get(), r#"{"annotations":{}}"#);
+        assert_eq!(extra.keys().collect::<Vec<_>>(), ["annotations"]);
+        assert!(extra.output_schema.is_none());
+    }
+
+    #[test]
+    fn a_member_is_taken_out_and_the_rest_kept_in_order() {
+        let (taken, rest) = take_member(r#"{"a":1,"resultType":"complete","b":[2]}"#, "resultType")
+            .expect("an object");
+        assert_eq!(taken.map(RawValue::get), Some(r#""complete""#));
+        assert_eq!(rest, r#"{"a":1,"b":[2]}"#);
+        assert!(take_member("[1]", "a").is_none());
     }
 
     #[test]

@@ -131,6 +131,7 @@ impl Redactor {
             output: self.redact_string(output.output),
             is_error: true,
             content: output.content.map(|c| self.redact_json(c)),
+            structured: None,
         }
     }
 

@@ -9,6 +9,7 @@ mod handler;
 mod hooks;
 mod listen;
 mod observer;
+pub mod offers;
 mod opening;
 mod phase;
 mod redacted;
@@ -30,6 +31,7 @@ use self::redacted::RedactingSink;
 use crate::config::ServerSpec;
 use crate::listed_tool::ListedTool;
 use crate::lock::lock;
+use crate::output_schema;
 use crate::redact::Redactor;
 use crate::transport::local::ChildProcess;
 
@@ -56,6 +58,8 @@ pub struct Session {
     ttl: Mutex<Option<Duration>>,
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
+    /// The output schemas its results are checked against.
+    output_schemas: crate::output_schema::Schemas,
     /// Cancelled when the session closes: ends what it runs beside the calls.
     closing: CancellationToken,
 }
@@ -81,6 +85,7 @@ impl Session {
             engine: opened.engine,
             ttl: Mutex::new(None),
             listening: AtomicBool::new(false),
+            output_schemas: Default::default(),
             closing: CancellationToken::new(),
         })
     }
@@ -110,6 +115,7 @@ impl Session {
         let listed = tools_list::list_all(&self.engine, self.timeout, cancel, none).await;
         let (tools, ttl_ms) = listed.map_err(|failure| failure.redacted(self.redactor()))?;
         self.note_ttl(ttl_ms);
+        self.output_schemas.record(&tools);
         Ok(tools)
     }
 
@@ -192,6 +198,9 @@ impl Session {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
+        let schema = self.output_schemas.get(tool);
+        let sink =
+            output_schema::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
         let sink = RedactingSink::wrap(sink, self.redactor());
         self.engine.start(id.get(), tool, args_json, spec, sink);
     }

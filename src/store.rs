@@ -10,6 +10,7 @@
 //! their local names; the store view sees all, agents' services under a global name.
 
 mod clock;
+mod offers;
 mod supervisor;
 
 use std::collections::HashMap;
@@ -211,6 +212,12 @@ pub struct StoreToolInfo {
     pub client_id: String,
     /// The name the server knows the tool by.
     pub tool: String,
+    /// Its members beyond the first three (`title`, `annotations`, ...), named, and as one
+    /// JSON object's text: parsed by a host only when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_keys: Option<Vec<&'static str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -378,6 +385,8 @@ impl Store {
                     service_name: service_name.to_owned(),
                     client_id: service.client_id(),
                     tool: tool.name.to_string(),
+                    extra_keys: tool.extra_keys(),
+                    extra: tool.extra_json().map(str::to_owned),
                 });
             }
         }

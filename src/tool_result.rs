@@ -15,6 +15,9 @@ pub struct ToolOutput {
     /// The whole `content` array as the server sent it, when it holds anything but text
     /// (an image a caller may want to forward to a model, say).
     pub content: Option<Value>,
+    /// The result's `structuredContent`, when a successful result has one; `output` is
+    /// then its JSON text.
+    pub structured: Option<Value>,
 }
 
 impl ToolOutput {
@@ -23,6 +26,7 @@ impl ToolOutput {
             output,
             is_error: false,
             content: None,
+            structured: None,
         }
     }
 
@@ -31,6 +35,7 @@ impl ToolOutput {
             output: reason.into(),
             is_error: true,
             content: None,
+            structured: None,
         }
     }
 }
@@ -111,11 +116,12 @@ fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {
         None
     };
     let is_error = view.is_error == Some(true);
-    if !is_error && let Some(structured) = &view.structured {
+    if !is_error && let Some(structured) = view.structured {
         return Some(ToolOutput {
-            output: js_json::stringify(structured),
+            output: js_json::stringify(&structured),
             is_error,
             content,
+            structured: Some(structured),
         });
     }
     let texts = view
@@ -133,6 +139,7 @@ fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {
         output,
         is_error,
         content,
+        structured: None,
     })
 }
 
@@ -215,7 +222,9 @@ mod tests {
     #[test]
     fn structured_content_wins_over_text() {
         let wire = json!({ "content": [text("x")], "structuredContent": { "n": 1, "s": "t" } });
-        assert_eq!(convert(wire), ToolOutput::text(r#"{"n":1,"s":"t"}"#.into()));
+        let out = convert(wire);
+        assert_eq!(out.output, r#"{"n":1,"s":"t"}"#);
+        assert_eq!(out.structured, Some(json!({ "n": 1, "s": "t" })));
     }
 
     #[test]

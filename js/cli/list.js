@@ -11,12 +11,14 @@ const help = `${usage}
 
 Connects to every enabled server of the config, lists its tools and disconnects.
 Per server: its status, the protocol version spoken with it (2026-07-28, or what a
-2025-era server answered initialize with), how long it took to come up, its tool count,
+2025-era server answered initialize with), how long it took to come up, its tool count
+(and its resource and prompt counts when it offers them),
 and for a failed server the reason in full; then each tool with its required parameters
 and the first line of its description.
 
   --json     print { servers: { <name>: { status, protocolVersion, connectMs,
-             toolCount, error, needsAuth, tools: [{ name, description, inputSchema }] } } }
+             toolCount, resourceCount, promptCount, error, needsAuth,
+             tools: [{ name, description, inputSchema, ... }] } } }
              (needsAuth: true for a server that waits for "toolnexus auth <name>")
   -h, --help this text
 
@@ -47,6 +49,9 @@ function printServer(server, report, tools) {
   const took = report.connectMs === undefined ? "" : `${report.connectMs} ms`
   if (report.status === "connected") {
     const facts = [`${report.toolCount} tools`, `protocol ${report.protocolVersion}`, `up in ${took}`]
+    // Only servers that declare resources or prompts have counts of them.
+    if (report.promptCount !== undefined) facts.splice(1, 0, `${report.promptCount} prompts`)
+    if (report.resourceCount !== undefined) facts.splice(1, 0, `${report.resourceCount} resources`)
     console.log(safeLine(`${server}: connected (${facts.join(", ")})`))
   } else if (report.needsAuth) {
     console.log(safeLine(`${server}: needs authorization (run: toolnexus auth ${server})`))

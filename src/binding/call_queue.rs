@@ -39,6 +39,8 @@ const DONE: u32 = 0;
 const PROGRESS: u32 = 1;
 const GIVEN_UP: u32 = 2;
 const LOG: u32 = 3;
+/// An outcome whose output is its `structuredContent`'s JSON text.
+const DONE_STRUCTURED: u32 = 4;
 
 /// The most queued progress may take (its messages, and a fixed cost per event).
 const PROGRESS_BUDGET: usize = 16 << 20;
@@ -209,7 +211,8 @@ impl Shared {
 }
 
 /// One wake-up's events as JS takes them, flat: `[id, kind, a, b, c, ...]`. For an
-/// outcome, kind 0, `output, isError, content` (JSON text or null); for progress, kind 1,
+/// outcome, kind 0, `output, isError, content` (JSON text or null), or kind 4 when `output`
+/// is the result's `structuredContent` as JSON text; for progress, kind 1,
 /// `progress, total, message` (null when absent); kind 2, a call given up, has none; a log
 /// message, kind 3, has the server's name in place of the id, then `level, data, text`.
 struct Batch(Vec<(u64, Event)>);
@@ -223,7 +226,12 @@ impl ToNapiValue for Batch {
             match event {
                 Event::Done(output) => {
                     array.set(at, call as f64)?;
-                    array.set(at + 1, DONE)?;
+                    let kind = if output.structured.is_some() {
+                        DONE_STRUCTURED
+                    } else {
+                        DONE
+                    };
+                    array.set(at + 1, kind)?;
                     array.set(at + 2, output.output)?;
                     array.set(at + 3, output.is_error)?;
                     array.set(at + 4, output.content.map(|c| c.to_string()))?;

@@ -75,7 +75,7 @@ type OnChange = Callback<f64>;
 
 #[napi]
 pub struct NativeStore {
-    store: Arc<Store>,
+    pub(super) store: Arc<Store>,
     /// Where calls' progress and outcomes go: the same batched queue as `loadMcp`'s.
     calls: Arc<CallQueue>,
     _live: super::live::Counted,

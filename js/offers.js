@@ -1,0 +1,42 @@
+// What servers offer besides tools, for loadMcp's source and every store view: resources,
+// resource templates, prompts and completions, with the official SDK's names. The native
+// side asks the live session; answers come back as the JSON text the server sent.
+
+/**
+ * The methods of a source or view over `ask(server, kind, paramsJson?)` (a promise of JSON
+ * text; it throws at once for a server it does not know) and `serverNames()` (the connected
+ * servers, in order).
+ */
+export function offerMethods(ask, serverNames) {
+  const list = async (kind, server) => {
+    const servers = server === undefined ? serverNames() : [String(server)]
+    const lists = await Promise.all(
+      servers.map(async (name) => JSON.parse(await ask(name, kind)).map((entry) => ({ ...entry, server: name }))),
+    )
+    return lists.flat()
+  }
+  const request = async (server, method, params) =>
+    JSON.parse(await ask(String(server), method, JSON.stringify(params)))
+  return {
+    listResources: (server) => list("resources", server),
+    listResourceTemplates: (server) => list("resourceTemplates", server),
+    readResource: (server, uri) => request(server, "resources/read", { uri: String(uri) }),
+    listPrompts: (server) => list("prompts", server),
+    getPrompt: (server, name, args) =>
+      request(
+        server,
+        "prompts/get",
+        args === undefined ? { name: String(name) } : { name: String(name), arguments: args },
+      ),
+    complete: (server, ref, argument, context) =>
+      request(server, "completion/complete", context === undefined ? { ref, argument } : { ref, argument, context }),
+  }
+}
+
+/** Gives `target` the methods of `offerMethods(...)`, not enumerable: its own keys stay as they were. */
+export function withOffers(target, ask, serverNames) {
+  for (const [key, value] of Object.entries(offerMethods(ask, serverNames))) {
+    Object.defineProperty(target, key, { value, writable: true, configurable: true })
+  }
+  return target
+}

@@ -1,0 +1,165 @@
+//! What servers offer beyond tool names, as the JS layer asks for it: a tool's other
+//! members (`title`, `annotations`, `outputSchema`, ...), read when a host first reads one;
+//! resources, prompts and completions, asked of a live session.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::store::NativeStore;
+use super::{McpInventoryHandle, McpSourceHandle};
+use crate::listed_tool::ListedTool;
+use crate::session::offers::{self, Kind, Listing};
+use crate::session::{Failure, Session};
+
+impl McpInventoryHandle {
+    pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
+        self.tools
+            .iter()
+            .find(|(name, _)| *name == server)
+            .and_then(|(_, tools)| tools.get(index as usize))
+            .ok_or_else(|| Error::from_reason(format!("no tool number {index} of \"{server}\"")))
+    }
+}
+
+#[napi]
+impl McpInventoryHandle {
+    /// The members of tool number `index` of `server` beyond its name, description and
+    /// input schema, as one JSON object's text; null when it has none.
+    #[napi(catch_unwind)]
+    pub fn tool_extra(&self, server: String, index: u32) -> Result<Option<String>> {
+        Ok(self.listed(&server, index)?.extra_json().map(str::to_owned))
+    }
+}
+
+#[napi]
+impl McpSourceHandle {
+    /// The same for tool number `index` of `summary().tools`.
+    #[napi(catch_unwind)]
+    pub fn tool_extra(&self, index: u32) -> Result<Option<String>> {
+        Ok(self.tool(index)?.listed.extra_json().map(str::to_owned))
+    }
+}
+
+/// What a host asks of one server: a listing, or one of the requests it may send.
+enum Ask {
+    List(Listing),
+    Request(&'static Kind<Box<RawValue>>, String),
+}
+
+impl Ask {
+    /// `kind` is `"resources"`, `"resourceTemplates"`, `"prompts"`, or one of the methods
+    /// `resources/read`, `prompts/get`, `completion/complete`, whose params `params_json`
+    /// (a JSON object) gives.
+    fn new(kind: &str, params_json: Option<String>) -> Result<Ask> {
+        let listing = match kind {
+            "resources" => Some(Listing::Resources),
+            "resourceTemplates" => Some(Listing::ResourceTemplates),
+            "prompts" => Some(Listing::Prompts),
+            _ => None,
+        };
+        if let Some(listing) = listing {
+            return Ok(Ask::List(listing));
+        }
+        let request = match kind {
+            "resources/read" => &offers::READ,
+            "prompts/get" => &offers::GET_PROMPT,
+            "completion/complete" => &offers::COMPLETE,
+            _ => return Err(Error::from_reason(format!("no request \"{kind}\""))),
+        };
+        let params: Map<String, Value> =
+            serde_json::from_str(params_json.as_deref().unwrap_or("{}"))
+                .map_err(|e| Error::from_reason(format!("{kind}: {e}")))?;
+        Ok(Ask::Request(request, offers::members(&params)))
+    }
+
+    /// The answer as JSON text: a listing's entries as an array, a request's result
+    /// object. A failure is an error whose message names the server.
+    async fn run(self, session: Arc<Session>) -> Result<String> {
+        let cancel = CancellationToken::new();
+        let answer = match self {
+            Ask::List(listing) => session.list_offered(listing, &cancel).await.map(|entries| {
+                let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
+                format!("[{}]", entries.join(","))
+            }),
+            Ask::Request(kind, params) if std::ptr::eq(kind, &offers::COMPLETE) => {
+                let answer = session.complete(params, &cancel).await;
+                answer.map(|result| result.get().to_owned())
+            }
+            Ask::Request(kind, params) => {
+                let answer = session.request(kind, params, &cancel).await;
+                answer.map(|result| result.get().to_owned())
+            }
+        };
+        answer.map_err(|failure| match failure {
+            Failure::Reason(reason) => {
+                Error::from_reason(format!("MCP server \"{}\" {reason}", session.name()))
+            }
+            Failure::Aborted => Error::new(Status::Cancelled, "aborted"),
+        })
+    }
+}
+
+#[napi]
+impl McpSourceHandle {
+    /// The names of the connected servers, in config order.
+    #[napi(catch_unwind)]
+    pub fn server_names(&self) -> Vec<String> {
+        self.source
+            .sessions
+            .iter()
+            .map(|s| s.name().to_owned())
+            .collect()
+    }
+
+    /// Asks `server` for `kind` (see `Ask::new`); resolves the answer's JSON text.
+    #[napi(catch_unwind)]
+    pub fn ask<'env>(
+        &self,
+        env: &'env Env,
+        server: String,
+        kind: String,
+        params_json: Option<String>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let ask = Ask::new(&kind, params_json)?;
+        let session = self.source.sessions.iter().find(|s| s.name() == server);
+        let session = session.cloned().ok_or_else(|| {
+            Error::from_reason(format!(
+                "no connected MCP server \"{server}\" in this source"
+            ))
+        })?;
+        env.spawn_future(ask.run(session))
+    }
+}
+
+#[napi]
+impl NativeStore {
+    /// The view's connected services, by the view's names.
+    #[napi(catch_unwind)]
+    pub fn server_names(&self, agent: Option<String>) -> Vec<String> {
+        let sessions = self.store.sessions(agent.as_deref()).into_iter();
+        sessions.map(|(name, _)| name).collect()
+    }
+
+    /// As `McpSourceHandle.ask`, of a service as the view names it.
+    #[napi(catch_unwind)]
+    pub fn ask<'env>(
+        &self,
+        env: &'env Env,
+        agent: Option<String>,
+        server: String,
+        kind: String,
+        params_json: Option<String>,
+    ) -> Result<PromiseRaw<'env, String>> {
+        let ask = Ask::new(&kind, params_json)?;
+        let session = self
+            .store
+            .session_of(agent.as_deref(), &server)
+            .map_err(Error::from_reason)?;
+        env.spawn_future(ask.run(session))
+    }
+}
