@@ -9,7 +9,8 @@ use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
 use crate::session::{Failure, Session};
 
-use super::{Inner, Phase, Service, normalized};
+use super::Phase;
+use super::service::{Inner, Service, normalized};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
     let options = &inner.options;
