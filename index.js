@@ -4,6 +4,7 @@
 import * as native from "./binding.js"
 
 import { callQueue, runToolCall } from "./js/call.js"
+import { withSearch } from "./js/meta-tools.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { safeLine } from "./js/terminal.js"
 
@@ -67,11 +68,8 @@ export async function loadMcp(input, opts) {
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)
-  return {
-    tools: mcpTools(handle, calls, tools),
-    status,
-    close: () => handle.close(),
-  }
+  const source = { tools: mcpTools(handle, calls, tools), status, close: () => handle.close() }
+  return withSearch(source, (query, limit) => handle.searchTools(query, limit))
 }
 
 /** `waitFor` as the binding calls it: JSON in, JSON out, and a throw answers "cancelled". */

@@ -5,6 +5,7 @@
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
 import { callQueue, runToolCall, withOrigin } from "./call.js"
+import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
@@ -68,6 +69,22 @@ const storeOptions = (opts) => {
     }
     out[key] = Math.floor(value)
   }
+  for (const key of ["lazy", "catalog"]) {
+    const value = opts?.[key]
+    if (value === undefined) continue
+    if (typeof value !== "boolean") {
+      throw new TypeError(`createMcpStore: ${key} must be a boolean, got ${JSON.stringify(value)}`)
+    }
+    out[key] = value
+  }
+  if (opts?.catalogDir !== undefined) {
+    if (typeof opts.catalogDir !== "string" || opts.catalogDir === "") {
+      throw new TypeError(
+        `createMcpStore: catalogDir must be a non-empty string, got ${JSON.stringify(opts.catalogDir)}`,
+      )
+    }
+    out.catalogDir = opts.catalogDir
+  }
   return out
 }
 
@@ -88,6 +105,7 @@ class View {
     abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
   }
   #status = { revision: -1, value: undefined }
+  #meta
 
   constructor(store, nativeStore, agent) {
     this.#store = store
@@ -147,6 +165,47 @@ class View {
   async toolsAsync() {
     await this.#settle()
     return this.tools()
+  }
+
+  /** The tools of `tools()` that match `query` best, best first; from memory, never waits. */
+  searchTools(query, opts) {
+    const names = this.#native.searchTools(this.#agent, query, searchLimit(query, opts))
+    const byName = this.#byName()
+    // The index may be of a newer listing than this thread has seen: names it lacks are left out.
+    return names.map((name) => byName.get(name)).filter((tool) => tool !== undefined)
+  }
+
+  /** `search_tools`, `describe_tool` and `call_tool` over this view, for a model. */
+  metaTools() {
+    this.#meta ??= metaTools({
+      search: (query, limit) => this.searchTools(query, { limit }),
+      find: (name) => this.#byName().get(name),
+    })
+    return this.#meta.slice()
+  }
+
+  /** `tools()`, or `metaTools()` when the listing is too large to hand a model whole. */
+  modelTools(opts) {
+    return chooseTools(opts, {
+      tools: () => this.tools(),
+      size: () => this.#schemaChars(),
+      meta: () => this.metaTools(),
+    })
+  }
+
+  #byName() {
+    const list = this.#current()
+    list.byName ??= new Map(this.tools().map((tool) => [tool.name, tool]))
+    return list.byName
+  }
+
+  #schemaChars() {
+    const list = this.#current()
+    list.chars ??= list.infos.reduce(
+      (n, info) => n + info.name.length + info.description.length + schemaJson(info).length,
+      0,
+    )
+    return list.chars
   }
 
   /** Runs the tool named `name` in this view; an unknown name is an error result. */

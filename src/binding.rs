@@ -12,6 +12,7 @@ mod call_queue;
 mod host_loop;
 mod live;
 mod oauth;
+mod search;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -246,6 +247,7 @@ pub fn load_mcp<'env>(
             source: Arc::new(source),
             summary: summary.into(),
             calls,
+            index: std::sync::OnceLock::new(),
             _live: live::SOURCES.count(),
         })
     })
@@ -257,6 +259,8 @@ pub struct McpSourceHandle {
     source: Arc<Source>,
     summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
+    /// The tools' search index, built when first searched.
+    index: std::sync::OnceLock<crate::search::Index>,
     _live: live::Counted,
 }
 

@@ -116,6 +116,8 @@ pub struct ServerSpec {
     pub tools: ToolFilter,
     /// `protocol`: which revision of MCP to speak.
     pub protocol: ProtocolChoice,
+    /// `lazy`: a store starts the server only when a call or a listing needs it.
+    pub lazy: bool,
 }
 
 /// The `protocol` key of an entry.
@@ -259,6 +261,7 @@ fn validate_entry(entry: &Value, context: &Context) -> Result<Option<ServerSpec>
         max_total_timeout: millis(obj, "maxTotalTimeout")?,
         tools: tool_filter(obj)?,
         protocol: protocol(obj)?,
+        lazy: optional_bool(obj, "lazy")?.unwrap_or(false),
     }))
 }
 

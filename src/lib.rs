@@ -10,6 +10,7 @@ pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;
 pub mod redact;
+pub mod search;
 pub mod session;
 pub mod store;
 pub mod tool_names;

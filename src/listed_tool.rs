@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 #[derive(Debug)]
 pub struct ListedTool {
     pub name: String,
+    pub title: Option<String>,
     pub description: Option<String>,
     pub input_schema: Box<RawValue>,
 }
@@ -26,21 +27,44 @@ pub struct Page<'a> {
     /// How long the list may be taken as fresh, in milliseconds (2026-07-28).
     #[serde(rename = "ttlMs", default)]
     pub ttl_ms: Option<f64>,
+    /// Who may keep the list (2026-07-28): `"public"` or `"private"`.
+    #[serde(rename = "cacheScope", default)]
+    pub cache_scope: Option<Cow<'a, str>>,
 }
 
-/// A page decoded: its tools, the cursor to the next page, and its `ttlMs`.
-pub type PageParts = (Vec<ListedTool>, Option<String>, Option<f64>);
+/// What a listing says about keeping it (SEP-2549).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CacheHints {
+    /// How long the list may be taken as fresh, in milliseconds; `None` when unsaid.
+    pub ttl_ms: Option<f64>,
+    /// `Some(true)` for `"private"`: only this user's client may keep it.
+    pub private: Option<bool>,
+}
+
+/// A page decoded: its tools, the cursor to the next page, and its caching hints.
+pub type PageParts = (Vec<ListedTool>, Option<String>, CacheHints);
 
 impl Page<'_> {
     pub fn into_parts(self) -> PageParts {
         let tools = self.tools.into_iter().map(ListedTool::from).collect();
-        (tools, self.next_cursor, self.ttl_ms)
+        let private = match self.cache_scope.as_deref() {
+            Some("private") => Some(true),
+            Some("public") => Some(false),
+            _ => None,
+        };
+        let hints = CacheHints {
+            ttl_ms: self.ttl_ms,
+            private,
+        };
+        (tools, self.next_cursor, hints)
     }
 }
 
 #[derive(Deserialize)]
 pub struct ToolView<'a> {
     name: String,
+    #[serde(default)]
+    title: Option<String>,
     #[serde(default)]
     description: Option<String>,
     #[serde(rename = "inputSchema", borrow, default)]
@@ -51,6 +75,7 @@ impl From<ToolView<'_>> for ListedTool {
     fn from(view: ToolView<'_>) -> Self {
         ListedTool {
             name: view.name,
+            title: view.title,
             description: view.description,
             input_schema: view
                 .input_schema

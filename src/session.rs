@@ -37,7 +37,7 @@ use self::redacted::RedactingSink;
 use self::wording::{answered_with_error, during, failed, overwhelmed_by_progress, timed_out};
 use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::elicitation::Elicitor;
-use crate::listed_tool::{ListedTool, PageParts};
+use crate::listed_tool::{CacheHints, ListedTool, PageParts};
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 use crate::transport::http;
@@ -152,8 +152,8 @@ pub struct Session {
     shared: Arc<Shared>,
     child: Option<Arc<ChildProcess>>,
     engine: Arc<Engine>,
-    /// The `ttlMs` of the last listing (see `note_ttl`).
-    ttl: Mutex<Option<Duration>>,
+    /// The re-listing interval and caching hints of the last listing (see `note_ttl`).
+    ttl: Mutex<(Option<Duration>, CacheHints)>,
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
     /// Cancelled when the session closes: ends what it runs beside the calls.
@@ -330,7 +330,7 @@ impl Session {
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_PAGES {
-            let (page, next_cursor, ttl_ms) =
+            let (page, next_cursor, hints) =
                 match self.list_tools_page(cursor.as_deref(), cancel).await {
                     // A server that offers no tools may refuse to list them: it has none.
                     Err(Failure::Reason(_))
@@ -342,7 +342,7 @@ impl Session {
                 };
             tools.extend(page);
             if cursor.is_none() {
-                self.note_ttl(ttl_ms);
+                self.note_ttl(hints);
             }
             match next_cursor {
                 // An empty cursor ends the listing too, as it does for the TS SDK.
@@ -418,18 +418,25 @@ impl Session {
         )))
     }
 
-    /// Keeps the `ttlMs` of the last listing; 0 (not cacheable) and nonsense are no hint.
-    fn note_ttl(&self, ttl_ms: Option<f64>) {
-        let ttl = ttl_ms
+    /// Keeps the caching hints of the last listing; for re-listing, a `ttlMs` of 0 (not
+    /// cacheable) and nonsense are no hint.
+    fn note_ttl(&self, hints: CacheHints) {
+        let ttl = hints
+            .ttl_ms
             .filter(|ms| *ms > 0.0)
             .and_then(crate::duration::from_millis)
             .map(|ttl| ttl.max(MIN_TTL));
-        *self.ttl.lock().unwrap_or_else(|e| e.into_inner()) = ttl;
+        *self.ttl.lock().unwrap_or_else(|e| e.into_inner()) = (ttl, hints);
     }
 
     /// How long the last listing may be taken as fresh, when the server said.
     pub fn tools_ttl(&self) -> Option<Duration> {
-        *self.ttl.lock().unwrap_or_else(|e| e.into_inner())
+        self.ttl.lock().unwrap_or_else(|e| e.into_inner()).0
+    }
+
+    /// The caching hints of the last listing, as the server sent them.
+    pub fn cache_hints(&self) -> CacheHints {
+        self.ttl.lock().unwrap_or_else(|e| e.into_inner()).1
     }
 
     /// Changes whenever the server says its tool list changed: through
@@ -700,7 +707,7 @@ impl Start<'_> {
                     service: Mutex::new(Some(service)),
                     child,
                     engine,
-                    ttl: Mutex::new(None),
+                    ttl: Mutex::default(),
                     listening: AtomicBool::new(false),
                     closing: CancellationToken::new(),
                 })

@@ -10,14 +10,18 @@
 //! their local names; the store view sees all, agents' services under a global name.
 
 mod calls;
+mod catalog;
 mod clock;
+mod search;
 mod service;
 mod supervisor;
 #[cfg(test)]
 mod tests;
 
 pub use calls::ToolCall;
+pub use catalog::default_dir as default_catalog_dir;
 
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -26,8 +30,8 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use self::service::{Inner, Members, Service, State, unique_global_name};
-use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec};
+use self::service::{Inner, Members, Service, Start, State, unique_global_name};
+use crate::config::{McpConfig, ServerState};
 use crate::inventory::in_parallel;
 use crate::session::Hooks;
 use crate::tool_names;
@@ -46,6 +50,10 @@ pub struct StoreOptions {
     /// The first reconnection delay; it doubles per attempt, up to `backoff_max`.
     pub backoff: Duration,
     pub backoff_max: Duration,
+    /// Whether every server is lazy, as if its entry said `"lazy": true`.
+    pub lazy: bool,
+    /// The folder of the persisted catalog; `None`: none is kept.
+    pub catalog: Option<PathBuf>,
 }
 
 impl Default for StoreOptions {
@@ -56,12 +64,16 @@ impl Default for StoreOptions {
             max_restarts: 5,
             backoff: Duration::from_millis(250),
             backoff_max: Duration::from_millis(10_000),
+            lazy: false,
+            catalog: None,
         }
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Phase {
+    /// Not started: a call or a listing will start it.
+    Lazy,
     Initializing,
     Connected,
     Reconnecting,
@@ -74,6 +86,7 @@ pub enum Phase {
 impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
+            Phase::Lazy => "lazy",
             Phase::Initializing => "initializing",
             Phase::Connected => "connected",
             Phase::Reconnecting => "reconnecting",
@@ -94,6 +107,8 @@ pub struct Store {
 #[serde(rename_all = "camelCase")]
 pub struct StoreToolInfo {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub description: String,
     /// The normalised schema as JSON text, sent as a string: a host parses it only when
     /// it is read, however deep it nests.
@@ -129,6 +144,7 @@ impl Store {
                 options,
                 waiting: Mutex::default(),
                 runtime: Handle::current(),
+                indexes: Mutex::default(),
             }),
         };
         store.add_servers(None, config);
@@ -152,20 +168,7 @@ impl Store {
     }
 
     fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
-        let (phase, last_error, remote, timeout) = match state {
-            ServerState::Disabled => (Phase::Disabled, None, false, DEFAULT_TIMEOUT),
-            ServerState::Invalid(reason) => {
-                (Phase::Failed, Some(reason.clone()), false, DEFAULT_TIMEOUT)
-            }
-            ServerState::Enabled(spec) => {
-                let remote = matches!(spec.transport, TransportSpec::Remote(_));
-                (Phase::Initializing, None, remote, spec.timeout)
-            }
-        };
-        let max_total = match state {
-            ServerState::Enabled(spec) => spec.max_total_timeout,
-            _ => None,
-        };
+        let start = Start::of(state, &self.inner.options);
         let mut services = self
             .inner
             .services
@@ -175,13 +178,14 @@ impl Store {
             agent: agent.map(str::to_owned),
             local: local.to_owned(),
             global: unique_global_name(&services, agent, local),
-            remote,
-            timeout,
-            max_total,
+            remote: start.remote,
+            timeout: start.timeout,
+            max_total: start.max_total,
             state: watch::Sender::new(State {
-                phase,
-                last_error,
-                tools: Arc::default(),
+                phase: start.phase,
+                last_error: start.last_error,
+                cached: !start.tools.is_empty(),
+                tools: start.tools,
                 connected_at: None,
                 restarts: 0,
                 revision: 0,
@@ -189,6 +193,8 @@ impl Store {
             session: watch::Sender::new(None),
             stop: CancellationToken::new(),
             supervisor: Mutex::new(None),
+            slot: start.slot,
+            wanted: CancellationToken::new(),
         });
         services.push(service.clone());
         service
@@ -259,6 +265,7 @@ impl Store {
             for tool in state.tools.iter() {
                 tools.push(StoreToolInfo {
                     name: String::new(),
+                    title: tool.title.clone(),
                     description: tool.description.clone().unwrap_or_default(),
                     input_schema: tool.input_schema.get().to_owned(),
                     service_name: service_name.to_owned(),
@@ -301,16 +308,24 @@ impl Store {
             .collect()
     }
 
+    /// Whether a server of the view is initializing, or lazy with no catalog to show:
+    /// a listing that waits then has a server to wait for.
     pub fn any_initializing(&self, agent: Option<&str>) -> bool {
-        self.view(agent)
-            .iter()
-            .any(|s| s.state.borrow().phase == Phase::Initializing)
+        self.view(agent).iter().any(|s| awaited(&s.state.borrow()))
     }
 
-    /// Waits for the view's initializing servers, each at most its kind's bound.
+    /// Waits for the view's initializing servers, each at most its kind's bound, after
+    /// starting its lazy servers that have no catalog.
     pub async fn wait_initializing(&self, agent: Option<&str>) {
         let options = &self.inner.options;
-        let waits = self.view(agent).into_iter().map(|service| {
+        let view = self.view(agent);
+        for service in &view {
+            let lazy = service.state.borrow().phase == Phase::Lazy;
+            if lazy && awaited(&service.state.borrow()) {
+                self.inner.want(service);
+            }
+        }
+        let waits = view.into_iter().map(|service| {
             let bound = if service.remote {
                 options.wait_remote
             } else {
@@ -358,6 +373,15 @@ impl Store {
             }
         }
         self.inner.membership_changed(Members::All);
+    }
+}
+
+/// Whether a listing that waits waits for this server.
+fn awaited(state: &State) -> bool {
+    match state.phase {
+        Phase::Initializing => true,
+        Phase::Lazy => state.tools.is_empty(),
+        _ => false,
     }
 }
 

@@ -1,5 +1,7 @@
 //! Calls through a store view: sent at once to a connected server, or waiting (within the
-//! call's own timeout) for one that is reconnecting.
+//! call's own timeout) for one that is starting, reconnecting or lazy (which the call
+//! starts). A call made while the view showed the catalog's tools is checked against the
+//! live listing once the server is up: the catalog is never trusted for a call.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -60,6 +62,7 @@ impl Store {
             session.start_call_as(id, call.tool, call.args_json, spec, sink);
             return id;
         }
+        self.inner.want(&service);
         let cancel = CancellationToken::new();
         self.inner.waiting().insert(id.get(), cancel.clone());
         let waiting = Waiting {
@@ -112,8 +115,11 @@ impl Waiting {
     ) {
         let waiting = Instant::now();
         let mut session = self.service.session.subscribe();
+        let mut state = self.service.state.subscribe();
         let session = tokio::select! {
             session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
+            // It will not come up: the call fails with the reason, now.
+            _ = state.wait_for(|s| matches!(s.phase, Phase::Failed | Phase::NeedsAuth)) => None,
             _ = tokio::time::sleep(spec.timeout) => None,
             _ = cancel.cancelled() => None,
         };
@@ -129,6 +135,12 @@ impl Waiting {
             self.inner.waiting().remove(&id.get());
             return sink.done(id.get(), not_connected(&self.service, &self.name));
         };
+        // The live listing replaces the catalog's just after the session is up.
+        let _ = state.wait_for(|s| !s.cached).await;
+        if let Some(gone) = self.not_listed() {
+            self.inner.waiting().remove(&id.get());
+            return sink.done(id.get(), gone);
+        }
         session.start_call_as(id, &self.tool, &self.args_json, spec, sink);
         // An abort that came while the call was being started is passed on now.
         let aborted = {
@@ -138,6 +150,18 @@ impl Waiting {
         if aborted {
             session.abort_call(id.get());
         }
+    }
+}
+
+impl Waiting {
+    /// Why the live server will not be asked: its listing has no such tool (the call was
+    /// made on an earlier listing, perhaps the catalog's).
+    fn not_listed(&self) -> Option<ToolOutput> {
+        let state = self.service.state.borrow();
+        let listed = state.cached || state.tools.iter().any(|t| t.name == self.tool);
+        let (name, tool) = (&self.name, &self.tool);
+        let why = format!("MCP server \"{name}\" no longer lists tool \"{tool}\"");
+        (!listed).then(|| ToolOutput::error(why))
     }
 }
 

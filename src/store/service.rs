@@ -11,10 +11,12 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::sanitize;
+use crate::config::{DEFAULT_TIMEOUT, ServerState, TransportSpec, sanitize};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::session::{Hooks, Session};
 
+use super::catalog::Slot;
+use super::search::ViewIndex;
 use super::{Phase, STORE_CLIENT, StoreOptions};
 
 #[derive(Debug, Clone)]
@@ -24,6 +26,8 @@ pub(super) struct State {
     pub(super) tools: Arc<Vec<ListedTool>>,
     pub(super) connected_at: Option<SystemTime>,
     pub(super) restarts: u32,
+    /// Whether `tools` come from the catalog, not yet from the live server.
+    pub(super) cached: bool,
     /// The store version of this state's latest change.
     pub(super) revision: u64,
 }
@@ -41,6 +45,10 @@ pub(super) struct Service {
     pub(super) session: watch::Sender<Option<Arc<Session>>>,
     pub(super) stop: CancellationToken,
     pub(super) supervisor: Mutex<Option<JoinHandle<()>>>,
+    /// Where its listings are kept on disk, unless the store keeps no catalog.
+    pub(super) slot: Option<Arc<Slot>>,
+    /// Cancelled once a call or a listing needs a lazy server: then it starts.
+    pub(super) wanted: CancellationToken,
 }
 
 impl Service {
@@ -60,6 +68,54 @@ impl Service {
     }
 }
 
+/// How a service begins: its first state, and what it knows of its server.
+pub(super) struct Start {
+    pub(super) phase: Phase,
+    pub(super) last_error: Option<String>,
+    pub(super) remote: bool,
+    pub(super) timeout: Duration,
+    pub(super) max_total: Option<Duration>,
+    pub(super) slot: Option<Arc<Slot>>,
+    /// The catalog's tools of its last listing, if any.
+    pub(super) tools: Arc<Vec<ListedTool>>,
+}
+
+impl Start {
+    pub(super) fn of(state: &ServerState, options: &StoreOptions) -> Start {
+        let mut start = Start {
+            phase: Phase::Disabled,
+            last_error: None,
+            remote: false,
+            timeout: DEFAULT_TIMEOUT,
+            max_total: None,
+            slot: None,
+            tools: Arc::default(),
+        };
+        match state {
+            ServerState::Disabled => {}
+            ServerState::Invalid(reason) => {
+                start.phase = Phase::Failed;
+                start.last_error = Some(reason.clone());
+            }
+            ServerState::Enabled(spec) => {
+                start.phase = match spec.lazy || options.lazy {
+                    true => Phase::Lazy,
+                    false => Phase::Initializing,
+                };
+                start.remote = matches!(spec.transport, TransportSpec::Remote(_));
+                start.timeout = spec.timeout;
+                start.max_total = spec.max_total_timeout;
+                let slot = options.catalog.as_ref().map(|dir| Slot::new(dir, spec));
+                if let Some(tools) = slot.as_ref().and_then(|slot| slot.read()) {
+                    start.tools = normalized(tools);
+                }
+                start.slot = slot.map(Arc::new);
+            }
+        }
+        start
+    }
+}
+
 pub(super) struct Inner {
     pub(super) services: RwLock<Vec<Arc<Service>>>,
     /// Per agent, the store version at the latest addition or removal of one of its
@@ -73,6 +129,8 @@ pub(super) struct Inner {
     pub(super) waiting: Mutex<HashMap<u64, CancellationToken>>,
     /// Where a waiting call waits: calls start on any thread, the JS thread included.
     pub(super) runtime: Handle,
+    /// Each view's search index, built when first searched at a revision.
+    pub(super) indexes: Mutex<HashMap<Option<String>, Arc<ViewIndex>>>,
 }
 
 impl Inner {
@@ -111,6 +169,14 @@ impl Inner {
 
     pub(super) fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
         self.services.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a lazy server: a call or a listing needs it now.
+    pub(super) fn want(&self, service: &Service) {
+        if service.state.borrow().phase == Phase::Lazy {
+            self.change(service, |s| s.phase = Phase::Initializing);
+        }
+        service.wanted.cancel();
     }
 
     pub(super) fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {

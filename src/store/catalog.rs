@@ -1,0 +1,265 @@
+//! The persisted catalog: each server's last live listing, kept on disk so that a store
+//! lists every tool at once while its servers connect. A file per entry, named by a digest
+//! of the entry without its secrets (a `private` listing, or one whose scope is unsaid
+//! from an entry that has secrets, by a digest that includes them, so that it is never
+//! shared across users); written atomically with mode 0600; honouring the listing's
+//! `ttlMs`. What it holds is only ever shown: calls wait for the live server. A file that
+//! is corrupt, foreign or stale is ignored, and replaced at the next live listing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ring::digest::{SHA256, digest};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::auth::store::write_private;
+use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
+use crate::listed_tool::{CacheHints, ListedTool};
+
+/// What every catalog file says it is: a file without it is none of ours.
+const FORMAT: &str = "toolnexus-catalog/1";
+/// A catalog file larger than this is not read.
+const MAX_FILE: u64 = 64 << 20;
+
+/// The folder of catalog files: `$XDG_CACHE_HOME/toolnexus/catalog`, else the platform's
+/// cache folder's `toolnexus/catalog`. `None` when there is none to be found.
+pub fn default_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let absolute = |path: PathBuf| Some(path).filter(|p| p.is_absolute());
+    let base = var("XDG_CACHE_HOME").and_then(absolute).or_else(|| {
+        if cfg!(windows) {
+            var("LOCALAPPDATA")
+        } else if cfg!(target_os = "macos") {
+            var("HOME").map(|home| home.join("Library").join("Caches"))
+        } else {
+            var("HOME").map(|home| home.join(".cache"))
+        }
+    })?;
+    Some(base.join("toolnexus").join("catalog"))
+}
+
+/// Where one server's listing rests.
+pub struct Slot {
+    /// For listings anyone with this entry may share.
+    public: PathBuf,
+    /// For listings only the holder of this entry's secrets may see.
+    private: PathBuf,
+    /// Whether the entry has secrets: then a listing of unsaid scope is private.
+    has_secrets: bool,
+    /// The tools' JSON as last read or written, not to write the same again.
+    last: Mutex<Option<String>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct File<'a> {
+    format: std::borrow::Cow<'a, str>,
+    /// The digest the file is named by: a file copied under another name is foreign.
+    key: std::borrow::Cow<'a, str>,
+    /// Milliseconds since the epoch after which the listing is stale, if it ever is.
+    expires_at: Option<f64>,
+    #[serde(borrow)]
+    tools: &'a RawValue,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Tool {
+    name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    title: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
+    #[serde(rename = "inputSchema")]
+    input_schema: Box<RawValue>,
+}
+
+impl Slot {
+    pub fn new(dir: &Path, spec: &ServerSpec) -> Slot {
+        let (key, secrets) = entry_key(spec);
+        let public = hex_digest(&[key.as_bytes()]);
+        let mut parts = vec![key.as_bytes(), b"\0secrets"];
+        parts.extend(
+            secrets
+                .iter()
+                .flat_map(|s| [b"\0".as_slice(), s.as_bytes()]),
+        );
+        let private = hex_digest(&parts);
+        Slot {
+            public: dir.join(format!("{public}.json")),
+            private: dir.join(format!("{private}.json")),
+            has_secrets: !secrets.is_empty(),
+            last: Mutex::default(),
+        }
+    }
+
+    /// The listing on disk, if one is there, ours, whole and fresh: the private one first.
+    pub fn read(&self) -> Option<Vec<ListedTool>> {
+        let (tools, json) = [&self.private, &self.public]
+            .into_iter()
+            .find_map(|path| read_file(path))?;
+        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(json);
+        Some(tools)
+    }
+
+    /// Keeps a live listing, unless it is the one already kept or says it may not be kept
+    /// (`ttlMs` 0). A failure to write costs only the catalog.
+    pub fn write(&self, tools: &[ListedTool], hints: CacheHints) {
+        let private = hints.private.unwrap_or(self.has_secrets);
+        let (path, other) = match private {
+            true => (&self.private, &self.public),
+            false => (&self.public, &self.private),
+        };
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        if hints.ttl_ms == Some(0.0) {
+            let _ = std::fs::remove_file(path);
+            let _ = std::fs::remove_file(other);
+            *last = None;
+            return;
+        }
+        let tools: Vec<Tool> = tools.iter().map(Tool::from).collect();
+        let Ok(json) = serde_json::to_string(&tools) else {
+            return;
+        };
+        // A listing with a lifetime is written again to move its expiry.
+        if hints.ttl_ms.is_none() && last.as_deref() == Some(json.as_str()) {
+            return;
+        }
+        let expires_at = hints
+            .ttl_ms
+            .filter(|ms| ms.is_finite() && *ms > 0.0)
+            .map(|ms| now_ms() + ms);
+        let Ok(raw) = RawValue::from_string(json.clone()) else {
+            return;
+        };
+        let key = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let file = File {
+            format: FORMAT.into(),
+            key: key.into(),
+            expires_at,
+            tools: &raw,
+        };
+        let Ok(bytes) = serde_json::to_vec(&file) else {
+            return;
+        };
+        if write_private(path, &bytes).is_ok() {
+            let _ = std::fs::remove_file(other);
+            *last = Some(json);
+        }
+    }
+}
+
+/// The listing in `path` and its tools' JSON, when the file is a whole, fresh catalog
+/// file named by its own key.
+fn read_file(path: &Path) -> Option<(Vec<ListedTool>, String)> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size > MAX_FILE {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let file: File = serde_json::from_slice(&bytes).ok()?;
+    let named = path.file_stem().and_then(|s| s.to_str());
+    if file.format != FORMAT || Some(file.key.as_ref()) != named {
+        return None;
+    }
+    if file
+        .expires_at
+        .is_some_and(|at| at.is_nan() || at <= now_ms())
+    {
+        return None;
+    }
+    let tools: Vec<Tool> = serde_json::from_str(file.tools.get()).ok()?;
+    let json = file.tools.get().to_owned();
+    Some((tools.into_iter().map(ListedTool::from).collect(), json))
+}
+
+/// The entry as the key of its listing: what decides which server runs and what it is
+/// told, without secret values (only the names of its variables and headers); and,
+/// apart, those values.
+fn entry_key(spec: &ServerSpec) -> (String, Vec<&str>) {
+    let protocol = match spec.protocol {
+        ProtocolChoice::Auto => "auto",
+        ProtocolChoice::Modern => "2026-07-28",
+        ProtocolChoice::Legacy => "2025-11-25",
+    };
+    let (key, secrets) = match &spec.transport {
+        TransportSpec::Local(local) => {
+            let command: Vec<&str> = std::iter::once(local.program.as_str())
+                .chain(local.args.iter().map(String::as_str))
+                .collect();
+            let names: Vec<&str> = local.env.iter().map(|(name, _)| name.as_str()).collect();
+            let key = serde_json::json!({
+                "command": command,
+                "cwd": local.cwd,
+                "env": names,
+                "inheritEnv": local.inherit_env,
+                "protocol": protocol,
+            });
+            (key, local.env.iter().map(|(_, v)| v.as_str()).collect())
+        }
+        TransportSpec::Remote(remote) => {
+            let names: Vec<&str> = remote
+                .headers
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect();
+            let client = remote.oauth.as_ref().and_then(|o| o.client_id.as_deref());
+            let key = serde_json::json!({
+                "url": remote.url,
+                "headers": names,
+                "oauthClient": client,
+                "protocol": protocol,
+            });
+            let secrets = remote.headers.iter().map(|(_, v)| v.as_str());
+            let oauth = remote.oauth.iter().flat_map(|o| {
+                o.client_secret
+                    .iter()
+                    .chain(o.private_key.iter())
+                    .map(String::as_str)
+            });
+            (key, secrets.chain(oauth).collect())
+        }
+    };
+    (key.to_string(), secrets)
+}
+
+fn hex_digest(parts: &[&[u8]]) -> String {
+    let bytes: Vec<u8> = parts.concat();
+    let hash = digest(&SHA256, &bytes);
+    hash.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> f64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.unwrap_or(Duration::ZERO).as_millis() as f64
+}
+
+impl From<&ListedTool> for Tool {
+    fn from(tool: &ListedTool) -> Self {
+        Tool {
+            name: tool.name.clone(),
+            title: tool.title.clone(),
+            description: tool.description.clone(),
+            input_schema: tool.input_schema.clone(),
+        }
+    }
+}
+
+impl From<Tool> for ListedTool {
+    fn from(tool: Tool) -> Self {
+        ListedTool {
+            name: tool.name,
+            title: tool.title,
+            description: tool.description,
+            input_schema: tool.input_schema,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;
