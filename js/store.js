@@ -156,9 +156,11 @@ class View {
 
   /** Executable handles for the tools of `listTools()`. */
   tools() {
-    const list = this.#current()
-    list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i]))
-    return list.tools.slice()
+    return this.#handles(this.#current()).slice()
+  }
+
+  #handles(list) {
+    return (list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i])))
   }
 
   /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */
@@ -169,10 +171,17 @@ class View {
 
   /** The tools of `tools()` that match `query` best, best first; from memory, never waits. */
   searchTools(query, opts) {
-    const names = this.#native.searchTools(this.#agent, query, searchLimit(query, opts))
-    const byName = this.#byName()
-    // The index may be of a newer listing than this thread has seen: names it lacks are left out.
-    return names.map((name) => byName.get(name)).filter((tool) => tool !== undefined)
+    const limit = searchLimit(query, opts)
+    // The native index answers for the revision it was built at: retried when that is
+    // not the listing's (something changed in between).
+    for (let tries = 0; tries < 3; tries++) {
+      const list = this.#current()
+      const [revision, ...found] = this.#native.searchTools(this.#agent, query, limit)
+      if (revision !== list.revision) continue
+      const tools = this.#handles(list)
+      return found.map((i) => tools[i])
+    }
+    return []
   }
 
   /** `search_tools`, `describe_tool` and `call_tool` over this view, for a model. */
@@ -195,7 +204,7 @@ class View {
 
   #byName() {
     const list = this.#current()
-    list.byName ??= new Map(this.tools().map((tool) => [tool.name, tool]))
+    list.byName ??= new Map(this.#handles(list).map((tool) => [tool.name, tool]))
     return list.byName
   }
 

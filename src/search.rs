@@ -33,24 +33,23 @@ pub struct Doc<'a> {
     pub input_schema: &'a str,
 }
 
-#[derive(Clone, Copy)]
-struct Posting {
-    doc: u32,
-    weight: f32,
-}
-
+/// The index, flat: term `i`'s postings are `docs[starts[i]..starts[i + 1]]` with their
+/// `weights`, each twice the word's weighted count in the document (fields weigh in halves),
+/// saturating: BM25 saturates long before.
 #[derive(Default)]
 pub struct Index {
-    /// Every word, sorted, with its posting list: binary search finds a word and the
-    /// words it begins.
-    terms: Vec<(Box<str>, Box<[Posting]>)>,
+    /// Every word, sorted, with where its postings start: binary search finds a word and
+    /// the words it begins.
+    terms: Vec<(Box<str>, u32)>,
+    docs: Box<[u32]>,
+    weights: Box<[u8]>,
     lengths: Box<[f32]>,
     average: f32,
 }
 
 impl Index {
     pub fn build<'a>(docs: impl IntoIterator<Item = Doc<'a>>) -> Index {
-        let mut postings: HashMap<String, Vec<Posting>> = HashMap::new();
+        let mut postings: HashMap<String, Vec<(u32, u8)>> = HashMap::new();
         let mut lengths = Vec::new();
         let mut counts: HashMap<String, f32> = HashMap::new();
         for (doc, tool) in docs.into_iter().enumerate() {
@@ -64,22 +63,29 @@ impl Index {
                 add(&parameter, PARAMETER);
             }
             lengths.push(counts.values().sum());
+            let doc = u32::try_from(doc).unwrap_or(u32::MAX);
             for (word, weight) in counts.drain() {
-                let doc = u32::try_from(doc).unwrap_or(u32::MAX);
-                postings
-                    .entry(word)
-                    .or_default()
-                    .push(Posting { doc, weight });
+                let halves = (weight * 2.0).min(f32::from(u8::MAX)) as u8;
+                postings.entry(word).or_default().push((doc, halves));
             }
         }
-        let mut terms: Vec<_> = postings
-            .into_iter()
-            .map(|(word, list)| (word.into_boxed_str(), list.into_boxed_slice()))
-            .collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut words: Vec<_> = postings.into_iter().collect();
+        words.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let total = words.iter().map(|(_, list)| list.len()).sum();
+        let (mut docs, mut weights) = (Vec::with_capacity(total), Vec::with_capacity(total));
+        let mut terms = Vec::with_capacity(words.len());
+        for (word, list) in words {
+            terms.push((word.into_boxed_str(), docs.len() as u32));
+            for (doc, weight) in list {
+                docs.push(doc);
+                weights.push(weight);
+            }
+        }
         let average = lengths.iter().sum::<f32>() / lengths.len().max(1) as f32;
         Index {
             terms,
+            docs: docs.into_boxed_slice(),
+            weights: weights.into_boxed_slice(),
             lengths: lengths.into_boxed_slice(),
             average: average.max(f32::MIN_POSITIVE),
         }
@@ -134,27 +140,28 @@ impl Index {
 
     /// Adds term `at`'s BM25 contribution, times `share`, to each document it occurs in.
     fn score(&self, at: usize, share: f32, scores: &mut [f32]) {
-        let postings = &self.terms[at].1;
+        let start = self.terms[at].1 as usize;
+        let end = self
+            .terms
+            .get(at + 1)
+            .map_or(self.docs.len(), |t| t.1 as usize);
         let n = self.len() as f32;
-        let df = postings.len() as f32;
+        let df = (end - start) as f32;
         let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-        for posting in postings.iter() {
-            let length = self.lengths[posting.doc as usize] / self.average;
-            let tf = posting.weight;
+        for (doc, halves) in self.docs[start..end].iter().zip(&self.weights[start..end]) {
+            let doc = *doc as usize;
+            let length = self.lengths[doc] / self.average;
+            let tf = f32::from(*halves) / 2.0;
             let norm = K1 * (1.0 - B + B * length);
-            scores[posting.doc as usize] += share * idf * tf * (K1 + 1.0) / (tf + norm);
+            scores[doc] += share * idf * tf * (K1 + 1.0) / (tf + norm);
         }
     }
 
     /// The bytes the index holds, roughly: its words, postings and lengths.
     pub fn heap_bytes(&self) -> usize {
-        let entry = std::mem::size_of::<(Box<str>, Box<[Posting]>)>();
-        let terms: usize = self
-            .terms
-            .iter()
-            .map(|(word, list)| entry + word.len() + list.len() * std::mem::size_of::<Posting>())
-            .sum();
-        terms + self.lengths.len() * 4
+        let entry = std::mem::size_of::<(Box<str>, u32)>();
+        let words: usize = self.terms.iter().map(|(word, _)| entry + word.len()).sum();
+        words + self.docs.len() * 5 + self.lengths.len() * 4
     }
 }
 

@@ -149,11 +149,17 @@ impl NativeStore {
         to_json(&self.store.list_tools(agent.as_deref()))
     }
 
-    /// The names of the view's tools that match `query` best, best first, at most `limit`.
+    /// The view's tools that match `query` best, best first, at most `limit`: the view's
+    /// revision first, then their positions in its listing at that revision.
     #[napi(catch_unwind)]
-    pub fn search_tools(&self, agent: Option<String>, query: String, limit: u32) -> Vec<String> {
-        self.store
-            .search_tools(agent.as_deref(), &query, limit as usize)
+    pub fn search_tools(&self, agent: Option<String>, query: String, limit: u32) -> Vec<f64> {
+        let found = self
+            .store
+            .search_tools(agent.as_deref(), &query, limit as usize);
+        let tools = found.tools.into_iter().map(|i| i as f64);
+        std::iter::once(found.revision as f64)
+            .chain(tools)
+            .collect()
     }
 
     /// The bytes the view's search index holds (for the bench).
