@@ -9,6 +9,7 @@ pub mod elicitation;
 pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;
+mod lock;
 pub mod redact;
 pub mod search;
 pub mod session;

@@ -33,6 +33,7 @@ use tokio_util::sync::CancellationToken;
 use self::service::{Inner, Members, Service, Start, State, unique_global_name};
 use crate::config::{McpConfig, ServerState};
 use crate::inventory::in_parallel;
+use crate::lock::{lock, write};
 use crate::session::Hooks;
 use crate::tool_names;
 
@@ -159,7 +160,7 @@ impl Store {
             let service = self.register(agent, &entry.name, &entry.state);
             if let ServerState::Enabled(spec) = entry.state {
                 let task = tokio::spawn(supervisor::run(self.inner.clone(), service.clone(), spec));
-                *service.supervisor.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+                *lock(&service.supervisor) = Some(task);
             }
         }
         if added {
@@ -169,11 +170,7 @@ impl Store {
 
     fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
         let start = Start::of(state, &self.inner.options);
-        let mut services = self
-            .inner
-            .services
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut services = write(&self.inner.services);
         let service = Arc::new(Service {
             agent: agent.map(str::to_owned),
             local: local.to_owned(),
@@ -203,11 +200,7 @@ impl Store {
     /// Stops and forgets a server; its process tree is ended by its supervisor.
     pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
         let removed = {
-            let mut services = self
-                .inner
-                .services
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut services = write(&self.inner.services);
             let index = services
                 .iter()
                 .position(|s| s.agent.as_deref() == agent && s.local == name);
@@ -352,22 +345,12 @@ impl Store {
 
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
-        let services: Vec<_> = self
-            .inner
-            .services
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-            .collect();
+        let services: Vec<_> = write(&self.inner.services).drain(..).collect();
         for service in &services {
             service.stop.cancel();
         }
         for service in services {
-            let task = service
-                .supervisor
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
+            let task = lock(&service.supervisor).take();
             if let Some(task) = task {
                 let _ = task.await;
             }

@@ -17,6 +17,7 @@ use serde_json::value::RawValue;
 use crate::auth::store::write_private;
 use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
 use crate::listed_tool::{CacheHints, ListedTool};
+use crate::lock::lock;
 
 /// What every catalog file says it is: a file without it is none of ours.
 const FORMAT: &str = "toolnexus-catalog/1";
@@ -99,7 +100,7 @@ impl Slot {
         let (tools, json) = [&self.private, &self.public]
             .into_iter()
             .find_map(|path| read_file(path))?;
-        *self.last.lock().unwrap_or_else(|e| e.into_inner()) = Some(json);
+        *lock(&self.last) = Some(json);
         Some(tools)
     }
 
@@ -111,7 +112,7 @@ impl Slot {
             true => (&self.private, &self.public),
             false => (&self.public, &self.private),
         };
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut last = lock(&self.last);
         if hints.ttl_ms == Some(0.0) {
             let _ = std::fs::remove_file(path);
             let _ = std::fs::remove_file(other);

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::lock::lock;
 use crate::search::{Doc, Index};
 
 use super::Store;
@@ -36,7 +37,7 @@ impl Store {
 
     fn view_index(&self, agent: Option<&str>) -> Arc<ViewIndex> {
         let key = agent.map(str::to_owned);
-        let indexes = || self.inner.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        let indexes = || lock(&self.inner.indexes);
         let mut revision = self.revision(agent);
         if let Some(view) = indexes().get(&key).filter(|v| v.revision == revision) {
             return view.clone();

@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, ServerState, TransportSpec, sanitize};
 use crate::listed_tool::{ListedTool, normalize_schema};
+use crate::lock::{lock, read};
 use crate::session::{Hooks, Session};
 
 use super::catalog::Slot;
@@ -151,7 +152,7 @@ impl Inner {
     pub(super) fn membership_changed(&self, views: Members<'_>) {
         self.version.send_modify(|version| {
             *version += 1;
-            let mut membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+            let mut membership = lock(&self.membership);
             match views {
                 Members::Of(None) => {}
                 Members::Of(Some(agent)) => {
@@ -163,12 +164,12 @@ impl Inner {
     }
 
     pub(super) fn membership_revision(&self, agent: &str) -> u64 {
-        let membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        let membership = lock(&self.membership);
         membership.get(agent).copied().unwrap_or(0)
     }
 
     pub(super) fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
-        self.services.read().unwrap_or_else(|e| e.into_inner())
+        read(&self.services)
     }
 
     /// Starts a lazy server: a call or a listing needs it now.
@@ -180,7 +181,7 @@ impl Inner {
     }
 
     pub(super) fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.waiting)
     }
 }
 
