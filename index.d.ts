@@ -563,7 +563,8 @@ export interface McpStoreView {
   readonly agentId: string | null
   /**
    * The tools of this view as they are now, from memory: synchronous, no I/O, no waiting.
-   * Services still `initializing` contribute nothing yet. The array is a fresh copy; its
+   * Services still `initializing` (or `lazy`) contribute the tools of their last listing
+   * from the catalog, else nothing yet. The array is a fresh copy; its
    * entries are shared and frozen.
    */
   listTools(): StoreToolInfo[]
