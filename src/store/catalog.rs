@@ -2,9 +2,10 @@
 //! lists every tool at once while its servers connect. A file per entry, named by a digest
 //! of the entry without its secrets (a `private` listing, or one whose scope is unsaid
 //! from an entry that has secrets, by a digest that includes them, so that it is never
-//! shared across users); written atomically with mode 0600; honouring the listing's
-//! `ttlMs`. What it holds is only ever shown: calls wait for the live server. A file that
-//! is corrupt, foreign or stale is ignored, and replaced at the next live listing.
+//! shared across users); written atomically with mode 0600; a listing with a positive
+//! `ttlMs` is shown only until it runs out. What it holds is only ever shown: calls wait
+//! for the live server. A file that is corrupt, foreign or stale is ignored, and replaced
+//! at the next live listing.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -104,8 +105,9 @@ impl Slot {
         Some(tools)
     }
 
-    /// Keeps a live listing, unless it is the one already kept or says it may not be kept
-    /// (`ttlMs` 0). A failure to write costs only the catalog.
+    /// Keeps a live listing, unless it is the one already kept. A positive `ttlMs` gives it
+    /// an expiry; 0 is no hint, as for the store's re-listing (the kept listing is only
+    /// ever shown until the live one comes). A failure to write costs only the catalog.
     pub fn write(&self, tools: &[ListedTool], hints: CacheHints) {
         let private = hints.private.unwrap_or(self.has_secrets);
         let (path, other) = match private {
@@ -113,24 +115,16 @@ impl Slot {
             false => (&self.public, &self.private),
         };
         let mut last = lock(&self.last);
-        if hints.ttl_ms == Some(0.0) {
-            let _ = std::fs::remove_file(path);
-            let _ = std::fs::remove_file(other);
-            *last = None;
-            return;
-        }
         let tools: Vec<Tool> = tools.iter().map(Tool::from).collect();
         let Ok(json) = serde_json::to_string(&tools) else {
             return;
         };
+        let lifetime = hints.ttl_ms.filter(|ms| ms.is_finite() && *ms > 0.0);
         // A listing with a lifetime is written again to move its expiry.
-        if hints.ttl_ms.is_none() && last.as_deref() == Some(json.as_str()) {
+        if lifetime.is_none() && last.as_deref() == Some(json.as_str()) {
             return;
         }
-        let expires_at = hints
-            .ttl_ms
-            .filter(|ms| ms.is_finite() && *ms > 0.0)
-            .map(|ms| now_ms() + ms);
+        let expires_at = lifetime.map(|ms| now_ms() + ms);
         let Ok(raw) = RawValue::from_string(json.clone()) else {
             return;
         };
