@@ -50,7 +50,7 @@ pub struct Slot {
     private: PathBuf,
     /// Whether the entry has secrets: then a listing of unsaid scope is private.
     has_secrets: bool,
-    /// The tools' JSON as last read or written, not to write the same again.
+    /// A digest of the tools' JSON as last read or written, not to write the same again.
     last: Mutex<Option<String>>,
 }
 
@@ -98,10 +98,10 @@ impl Slot {
 
     /// The listing on disk, if one is there, ours, whole and fresh: the private one first.
     pub fn read(&self) -> Option<Vec<ListedTool>> {
-        let (tools, json) = [&self.private, &self.public]
+        let (tools, digest) = [&self.private, &self.public]
             .into_iter()
             .find_map(|path| read_file(path))?;
-        *lock(&self.last) = Some(json);
+        *lock(&self.last) = Some(digest);
         Some(tools)
     }
 
@@ -121,11 +121,12 @@ impl Slot {
         };
         let lifetime = hints.ttl_ms.filter(|ms| ms.is_finite() && *ms > 0.0);
         // A listing with a lifetime is written again to move its expiry.
-        if lifetime.is_none() && last.as_deref() == Some(json.as_str()) {
+        let digest = hex_digest(&[json.as_bytes()]);
+        if lifetime.is_none() && last.as_deref() == Some(digest.as_str()) {
             return;
         }
         let expires_at = lifetime.map(|ms| now_ms() + ms);
-        let Ok(raw) = RawValue::from_string(json.clone()) else {
+        let Ok(raw) = RawValue::from_string(json) else {
             return;
         };
         let key = path
@@ -143,13 +144,13 @@ impl Slot {
         };
         if write_private(path, &bytes).is_ok() {
             let _ = std::fs::remove_file(other);
-            *last = Some(json);
+            *last = Some(digest);
         }
     }
 }
 
-/// The listing in `path` and its tools' JSON, when the file is a whole, fresh catalog
-/// file named by its own key.
+/// The listing in `path` and a digest of its tools' JSON, when the file is a whole, fresh
+/// catalog file named by its own key.
 fn read_file(path: &Path) -> Option<(Vec<ListedTool>, String)> {
     let size = std::fs::metadata(path).ok()?.len();
     if size > MAX_FILE {
@@ -168,8 +169,8 @@ fn read_file(path: &Path) -> Option<(Vec<ListedTool>, String)> {
         return None;
     }
     let tools: Vec<Tool> = serde_json::from_str(file.tools.get()).ok()?;
-    let json = file.tools.get().to_owned();
-    Some((tools.into_iter().map(ListedTool::from).collect(), json))
+    let digest = hex_digest(&[file.tools.get().as_bytes()]);
+    Some((tools.into_iter().map(ListedTool::from).collect(), digest))
 }
 
 /// The entry as the key of its listing: what decides which server runs and what it is
