@@ -248,7 +248,6 @@ pub fn load_mcp<'env>(
             source: Arc::new(source),
             summary: summary.into(),
             calls,
-            index: std::sync::OnceLock::new(),
             _live: live::SOURCES.count(),
         })
     })
@@ -260,8 +259,6 @@ pub struct McpSourceHandle {
     source: Arc<Source>,
     summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
-    /// The tools' search index, built when first searched.
-    index: std::sync::OnceLock<crate::search::Index>,
     _live: live::Counted,
 }
 

@@ -1,10 +1,8 @@
-//! Tool search over a `loadMcp` source: its tools never change, so one index serves
-//! every query.
+//! Tool search over a `loadMcp` source.
 
 use napi_derive::napi;
 
 use super::McpSourceHandle;
-use crate::search::{Doc, Index};
 
 #[napi]
 impl McpSourceHandle {
@@ -12,15 +10,7 @@ impl McpSourceHandle {
     /// first, at most `limit`.
     #[napi(catch_unwind)]
     pub fn search_tools(&self, query: String, limit: u32) -> Vec<u32> {
-        let index = self.index.get_or_init(|| {
-            Index::build(self.source.tools.iter().map(|tool| Doc {
-                name: &tool.name,
-                title: tool.listed.title.as_deref(),
-                description: tool.listed.description.as_deref().unwrap_or_default(),
-                input_schema: tool.listed.input_schema.get(),
-            }))
-        });
-        let found = index.search(&query, limit as usize).into_iter();
-        found.map(|doc| doc as u32).collect()
+        let found = self.source.search_tools(&query, limit as usize).into_iter();
+        found.map(|index| index as u32).collect()
     }
 }
