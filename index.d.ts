@@ -151,6 +151,34 @@ export interface McpSource {
   status: Record<string, McpStatus>
   /** Ends every connection and kills every child process tree. Idempotent; always call it. */
   close(): Promise<void>
+  /**
+   * The tools of {@link tools} that match `query` best, best first (BM25 over names split
+   * on `_`, `-`, `.` and case, titles, descriptions and parameter names). Synchronous,
+   * from memory; none when nothing matches.
+   */
+  searchTools(query: string, opts?: SearchOptions): Tool[]
+  /** The meta-tools (`search_tools`, `describe_tool`, `call_tool`) over {@link tools}. */
+  metaTools(): Tool[]
+  /** {@link tools}, or {@link metaTools} when the listing is too large for a model: see {@link ModelToolsOptions}. */
+  modelTools(opts?: ModelToolsOptions): Tool[]
+}
+
+/** Options of `searchTools`. */
+export interface SearchOptions {
+  /** At most this many tools. @default 10 */
+  limit?: number
+}
+
+/** Options of `modelTools`. */
+export interface ModelToolsOptions {
+  /**
+   * `"all"`: every tool. `"meta"`: the meta-tools only. `"auto"`: every tool, unless their
+   * names, descriptions and schemas come to more than `maxSchemaChars` characters of JSON;
+   * then the meta-tools. @default "auto"
+   */
+  mode?: "auto" | "all" | "meta"
+  /** The size at which `"auto"` switches to the meta-tools. @default 32000 */
+  maxSchemaChars?: number
 }
 
 /** A question an MCP server asks the user mid-call (elicitation). */
@@ -196,6 +224,12 @@ interface ServerCommon {
    * on the same process or URL; a version pins that one. @default "auto"
    */
   protocol?: "auto" | "2026-07-28" | "2025-11-25"
+  /**
+   * In a store, start the server only when a call, or a `listToolsAsync()` that has no
+   * catalog to show for it, needs it; its state is `"lazy"` until then, and its tools come
+   * from the catalog of its last listing. `loadMcp` and `listMcpTools` ignore it. @default false
+   */
+  lazy?: boolean
   /**
    * Allowlist keyed on the server's original tool names, used by `loadMcp` only.
    * Any `true`: only those tools. Only `false`: every tool but those. Absent or empty: every tool.
@@ -445,6 +479,15 @@ export interface McpStoreOptions {
   backoffMs?: number
   /** The longest wait between two restarts. @default 10000 */
   backoffMaxMs?: number
+  /** Every server lazy, as if each entry said `"lazy": true`. @default false */
+  lazy?: boolean
+  /**
+   * Keep each server's last listing on disk and show it while the server connects (never
+   * for a call). `false` keeps none. @default true
+   */
+  catalog?: boolean
+  /** The catalog's folder. @default `$XDG_CACHE_HOME/toolnexus/catalog`, else the platform's cache folder's `toolnexus/catalog` */
+  catalogDir?: string
 }
 
 /**
@@ -472,12 +515,14 @@ export interface StoreToolInfo {
 }
 
 /** Lifecycle state of one service in a store. */
-export type StoreServerState = "initializing" | "connected" | "reconnecting" | "failed" | "needs_auth" | "disabled"
+export type StoreServerState =
+  "lazy" | "initializing" | "connected" | "reconnecting" | "failed" | "needs_auth" | "disabled"
 
 /** What {@link McpStoreView.status} reports for one service. */
 export interface StoreServerStatus {
   /**
-   * `initializing` until the first connection and listing succeed; `connected`;
+   * `lazy` while a lazy server waits for its first call; `initializing` until the first
+   * connection and listing succeed (its tools meanwhile those of the catalog); `connected`;
    * `reconnecting` after an exit or a dropped session, while restarts remain;
    * `failed` when it could not connect or ran out of restarts; `disabled` when the
    * config says so (nothing is spawned or dialled).
@@ -520,7 +565,8 @@ export interface McpStoreView {
   readonly agentId: string | null
   /**
    * The tools of this view as they are now, from memory: synchronous, no I/O, no waiting.
-   * Services still `initializing` contribute nothing yet. The array is a fresh copy; its
+   * Services still `initializing` (or `lazy`) contribute the tools of their last listing
+   * from the catalog, else nothing yet. The array is a fresh copy; its
    * entries are shared and frozen.
    */
   listTools(): StoreToolInfo[]
@@ -568,6 +614,20 @@ export interface McpStoreView {
    * @returns a function that stops the listener
    */
   onChange(listener: (version: number) => void): () => void
+  /**
+   * The tools of {@link tools} that match `query` best, best first (BM25 over names split
+   * on `_`, `-`, `.` and case, titles, descriptions and parameter names). Synchronous,
+   * from memory, never starts a server; none when nothing matches.
+   */
+  searchTools(query: string, opts?: SearchOptions): StoreTool[]
+  /**
+   * The meta-tools over this view, ordinary {@link Tool}s to hand a model: `search_tools`
+   * (names and one-line descriptions), `describe_tool` (one tool's full schema) and
+   * `call_tool` (runs a tool by name). They follow the view as it changes.
+   */
+  metaTools(): Tool[]
+  /** {@link tools}, or {@link metaTools} when the listing is too large for a model: see {@link ModelToolsOptions}. */
+  modelTools(opts?: ModelToolsOptions): Tool[]
 }
 
 /**

@@ -5,6 +5,7 @@ import * as native from "./binding.js"
 
 import { callQueue, runToolCall } from "./js/call.js"
 import { configSource } from "./js/config-source.js"
+import { withSearch } from "./js/meta-tools.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { withOffers } from "./js/offers.js"
 import { safeLine } from "./js/terminal.js"
@@ -78,6 +79,7 @@ export async function loadMcp(input, opts) {
     close: () => handle.close(),
   }
   const ask = (server, kind, params) => handle.ask(server, kind, params)
+  withSearch(source, (query, limit) => handle.searchTools(query, limit))
   return withOffers(source, ask, () => handle.serverNames())
 }
 

@@ -8,6 +8,7 @@ import path from "node:path"
 import type { TestContext } from "node:test"
 import { fileURLToPath } from "node:url"
 import { loadMcp, type McpSource, type Tool } from "toolnexus"
+import "./isolated-cache.mjs"
 
 import { isAlive } from "./liveness.js"
 

@@ -7,6 +7,7 @@ import * as native from "../binding.js"
 import { callQueue, runToolCall, withOrigin } from "./call.js"
 import { configSource } from "./config-source.js"
 import { offerMethods } from "./offers.js"
+import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
@@ -90,6 +91,22 @@ const storeOptions = (opts) => {
     }
     out[key] = Math.floor(value)
   }
+  for (const key of ["lazy", "catalog"]) {
+    const value = opts?.[key]
+    if (value === undefined) continue
+    if (typeof value !== "boolean") {
+      throw new TypeError(`createMcpStore: ${key} must be a boolean, got ${JSON.stringify(value)}`)
+    }
+    out[key] = value
+  }
+  if (opts?.catalogDir !== undefined) {
+    if (typeof opts.catalogDir !== "string" || opts.catalogDir === "") {
+      throw new TypeError(
+        `createMcpStore: catalogDir must be a non-empty string, got ${JSON.stringify(opts.catalogDir)}`,
+      )
+    }
+    out.catalogDir = opts.catalogDir
+  }
   return out
 }
 
@@ -111,6 +128,7 @@ class View {
   }
   #status = { revision: -1, value: undefined }
   #offers
+  #meta
 
   constructor(store, nativeStore, agent) {
     this.#store = store
@@ -198,15 +216,65 @@ class View {
 
   /** Executable handles for the tools of `listTools()`. */
   tools() {
-    const list = this.#current()
-    list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i]))
-    return list.tools.slice()
+    return this.#handles(this.#current()).slice()
+  }
+
+  #handles(list) {
+    return (list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i])))
   }
 
   /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */
   async toolsAsync() {
     await this.#settle()
     return this.tools()
+  }
+
+  /** The tools of `tools()` that match `query` best, best first; from memory, never waits. */
+  searchTools(query, opts) {
+    const limit = searchLimit(query, opts)
+    // The native index answers for the revision it was built at: retried when that is
+    // not the listing's (something changed in between).
+    for (let tries = 0; tries < 3; tries++) {
+      const list = this.#current()
+      const [revision, ...found] = this.#native.searchTools(this.#agent, query, limit)
+      if (revision !== list.revision) continue
+      const tools = this.#handles(list)
+      return found.map((i) => tools[i])
+    }
+    return []
+  }
+
+  /** `search_tools`, `describe_tool` and `call_tool` over this view, for a model. */
+  metaTools() {
+    this.#meta ??= metaTools({
+      search: (query, limit) => this.searchTools(query, { limit }),
+      find: (name) => this.#byName().get(name),
+    })
+    return this.#meta.slice()
+  }
+
+  /** `tools()`, or `metaTools()` when the listing is too large to hand a model whole. */
+  modelTools(opts) {
+    return chooseTools(opts, {
+      tools: () => this.tools(),
+      size: () => this.#schemaChars(),
+      meta: () => this.metaTools(),
+    })
+  }
+
+  #byName() {
+    const list = this.#current()
+    list.byName ??= new Map(this.#handles(list).map((tool) => [tool.name, tool]))
+    return list.byName
+  }
+
+  #schemaChars() {
+    const list = this.#current()
+    list.chars ??= list.infos.reduce(
+      (n, info) => n + info.name.length + info.description.length + schemaJson(info).length,
+      0,
+    )
+    return list.chars
   }
 
   /** Runs the tool named `name` in this view; an unknown name is an error result. */

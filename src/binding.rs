@@ -13,6 +13,7 @@ mod host_loop;
 mod live;
 mod oauth;
 mod provider_schema;
+mod search;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;

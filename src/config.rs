@@ -119,6 +119,8 @@ pub struct ServerSpec {
     pub tools: ToolFilter,
     /// `protocol`: which revision of MCP to speak.
     pub protocol: ProtocolChoice,
+    /// `lazy`: a store starts the server only when a call or a listing needs it.
+    pub lazy: bool,
 }
 
 /// The `protocol` key of an entry.

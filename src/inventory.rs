@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::{McpConfig, ServerState, ToolFilter};
 use crate::listed_tool::{ListedTool, normalize_schema};
+use crate::search::{Doc, Index};
 use crate::session::{Failure, Hooks, Session};
 use crate::tool_names;
 
@@ -298,6 +299,8 @@ pub struct Source {
     pub failures: Vec<String>,
     /// What fails nothing but deserves a line: allowlist names that match no tool.
     pub warnings: Vec<String>,
+    /// The tools' search index, built when first searched: they never change.
+    search: std::sync::OnceLock<Index>,
 }
 
 pub async fn load_source(
@@ -312,6 +315,7 @@ pub async fn load_source(
         status: Map::new(),
         failures: Vec::new(),
         warnings: Vec::new(),
+        search: std::sync::OnceLock::new(),
     };
     for outcome in outcomes {
         record_status(&mut source.status, &mut source.failures, &outcome);
@@ -349,6 +353,19 @@ pub async fn load_source(
 }
 
 impl Source {
+    /// The positions in `tools` of those that match `query` best, best first, at most `limit`.
+    pub fn search_tools(&self, query: &str, limit: usize) -> Vec<usize> {
+        let index = self.search.get_or_init(|| {
+            Index::build(self.tools.iter().map(|tool| Doc {
+                name: &tool.name,
+                title: tool.listed.title.as_deref(),
+                description: tool.listed.description.as_deref().unwrap_or_default(),
+                input_schema: tool.listed.input_schema.get(),
+            }))
+        });
+        index.search(query, limit)
+    }
+
     /// Gives every tool its provider-safe name, unique within the source.
     fn name_tools(&mut self) {
         let sessions = &self.sessions;

@@ -13,6 +13,7 @@ mod lock;
 pub mod provider_schema;
 pub mod output_schema;
 pub mod redact;
+pub mod search;
 pub mod session;
 pub mod store;
 pub mod tool_names;

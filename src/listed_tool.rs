@@ -15,6 +15,7 @@ use crate::output_schema::OutputSchema;
 #[derive(Debug)]
 pub struct ListedTool {
     pub name: String,
+    pub title: Option<String>,
     pub description: Option<String>,
     pub input_schema: Box<RawValue>,
     /// The other members of the specification's `Tool` the server sent, kept as JSON text
@@ -60,6 +61,27 @@ impl ListedTool {
         Some(self.extra.as_ref()?.keys().collect())
     }
 
+    /// Appends the tool as a `tools/list` page lists it: what `ToolView` reads back.
+    pub fn write_wire(&self, out: &mut String) {
+        out.push('{');
+        member(out, "name", &serde_json::Value::from(self.name.as_str()).to_string());
+        if let Some(description) = &self.description {
+            let text = serde_json::Value::from(description.as_str()).to_string();
+            member(out, "description", &text);
+        }
+        member(out, "inputSchema", self.input_schema.get());
+        if let Some(extra) = &self.extra {
+            // `extra` is one object: its members go in as they are.
+            let members = extra.json.get().trim();
+            let inner = &members[1..members.len() - 1];
+            if !inner.trim().is_empty() {
+                out.push(',');
+                out.push_str(inner);
+            }
+        }
+        out.push('}');
+    }
+
     /// Those members as one JSON object's text, when it has any.
     pub fn extra_json(&self) -> Option<&str> {
         Some(self.extra.as_ref()?.json.get())
@@ -76,15 +98,36 @@ pub struct Page<'a> {
     /// How long the list may be taken as fresh, in milliseconds (2026-07-28).
     #[serde(rename = "ttlMs", default)]
     pub ttl_ms: Option<f64>,
+    /// Who may keep the list (2026-07-28): `"public"` or `"private"`.
+    #[serde(rename = "cacheScope", default)]
+    pub cache_scope: Option<Cow<'a, str>>,
 }
 
-/// A page decoded: its tools, the cursor to the next page, and its `ttlMs`.
-pub type PageParts = (Vec<ListedTool>, Option<String>, Option<f64>);
+/// What a listing says about keeping it (SEP-2549).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct CacheHints {
+    /// How long the list may be taken as fresh, in milliseconds; `None` when unsaid.
+    pub ttl_ms: Option<f64>,
+    /// `Some(true)` for `"private"`: only this user's client may keep it.
+    pub private: Option<bool>,
+}
+
+/// A page decoded: its tools, the cursor to the next page, and its caching hints.
+pub type PageParts = (Vec<ListedTool>, Option<String>, CacheHints);
 
 impl Page<'_> {
     pub fn into_parts(self) -> PageParts {
         let tools = self.tools.into_iter().map(ListedTool::from).collect();
-        (tools, self.next_cursor, self.ttl_ms)
+        let private = match self.cache_scope.as_deref() {
+            Some("private") => Some(true),
+            Some("public") => Some(false),
+            _ => None,
+        };
+        let hints = CacheHints {
+            ttl_ms: self.ttl_ms,
+            private,
+        };
+        (tools, self.next_cursor, hints)
     }
 }
 
@@ -151,6 +194,10 @@ impl From<ToolView<'_>> for ListedTool {
         ListedTool {
             extra,
             name: view.name,
+            // The search index reads the title as text; `extra` keeps it as sent.
+            title: view
+                .title
+                .and_then(|title| serde_json::from_str(title.get()).ok()),
             description: view.description,
             input_schema: view
                 .input_schema

@@ -29,7 +29,7 @@ use self::engine::Engine;
 use self::handler::{Client, Shared};
 use self::redacted::RedactingSink;
 use crate::config::ServerSpec;
-use crate::listed_tool::ListedTool;
+use crate::listed_tool::{CacheHints, ListedTool};
 use crate::lock::lock;
 use crate::output_schema;
 use crate::redact::Redactor;
@@ -54,8 +54,8 @@ pub struct Session {
     shared: Arc<Shared>,
     child: Option<Arc<ChildProcess>>,
     engine: Arc<Engine>,
-    /// The `ttlMs` of the last listing (see `note_ttl`).
-    ttl: Mutex<Option<Duration>>,
+    /// The re-listing interval and caching hints of the last listing (see `note_ttl`).
+    ttl: Mutex<(Option<Duration>, CacheHints)>,
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
     /// The output schemas its results are checked against.
@@ -83,7 +83,7 @@ impl Session {
             service: Mutex::new(Some(opened.service)),
             child: opened.child,
             engine: opened.engine,
-            ttl: Mutex::new(None),
+            ttl: Mutex::default(),
             listening: AtomicBool::new(false),
             output_schemas: Default::default(),
             closing: CancellationToken::new(),
@@ -113,19 +113,21 @@ impl Session {
         // A server that offers no tools may refuse to list them: it has none.
         let none = || !self.offers_tools() && !self.is_gone();
         let listed = tools_list::list_all(&self.engine, self.timeout, cancel, none).await;
-        let (tools, ttl_ms) = listed.map_err(|failure| failure.redacted(self.redactor()))?;
-        self.note_ttl(ttl_ms);
+        let (tools, hints) = listed.map_err(|failure| failure.redacted(self.redactor()))?;
+        self.note_ttl(hints);
         self.output_schemas.record(&tools);
         Ok(tools)
     }
 
-    /// Keeps the `ttlMs` of the last listing; 0 (not cacheable) and nonsense are no hint.
-    fn note_ttl(&self, ttl_ms: Option<f64>) {
-        let ttl = ttl_ms
+    /// Keeps the caching hints of the last listing; for re-listing, a `ttlMs` of 0 (not
+    /// cacheable) and nonsense are no hint.
+    fn note_ttl(&self, hints: CacheHints) {
+        let ttl = hints
+            .ttl_ms
             .filter(|ms| *ms > 0.0)
             .and_then(crate::duration::from_millis)
             .map(|ttl| ttl.max(MIN_TTL));
-        *lock(&self.ttl) = ttl;
+        *lock(&self.ttl) = (ttl, hints);
     }
 
     /// Whether the server has exited or its connection has closed.
@@ -153,7 +155,12 @@ impl Session {
 
     /// How long the last listing may be taken as fresh, when the server said.
     pub fn tools_ttl(&self) -> Option<Duration> {
-        *lock(&self.ttl)
+        lock(&self.ttl).0
+    }
+
+    /// The caching hints of the last listing, as the server sent them.
+    pub fn cache_hints(&self) -> CacheHints {
+        lock(&self.ttl).1
     }
 
     /// Changes whenever the server says its tool list changed: through

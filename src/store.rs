@@ -9,28 +9,34 @@
 //! Servers belong to the store itself or to an agent. An agent sees only its own, under
 //! their local names; the store view sees all, agents' services under a global name.
 
+mod calls;
+mod catalog;
 mod clock;
 mod offers;
+mod search;
+mod service;
 mod supervisor;
+#[cfg(test)]
+mod tests;
 
-use std::collections::HashMap;
+pub use calls::ToolCall;
+pub use catalog::default_dir as default_catalog_dir;
+
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
+use self::service::{Inner, Members, Service, Start, State, unique_global_name};
+use crate::config::{McpConfig, ServerState};
 use crate::inventory::in_parallel;
-use crate::listed_tool::{ListedTool, normalize_schema};
-use crate::lock::{lock, read, write};
-use crate::session::{CallId, CallSink, CallSpec, Hooks, Session};
+use crate::lock::{lock, write};
+use crate::session::Hooks;
 use crate::tool_names;
-use crate::tool_result::ToolOutput;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
 const STORE_CLIENT: &str = "global_agent_store";
@@ -46,6 +52,10 @@ pub struct StoreOptions {
     /// The first reconnection delay; it doubles per attempt, up to `backoff_max`.
     pub backoff: Duration,
     pub backoff_max: Duration,
+    /// Whether every server is lazy, as if its entry said `"lazy": true`.
+    pub lazy: bool,
+    /// The folder of the persisted catalog; `None`: none is kept.
+    pub catalog: Option<PathBuf>,
 }
 
 impl Default for StoreOptions {
@@ -56,12 +66,16 @@ impl Default for StoreOptions {
             max_restarts: 5,
             backoff: Duration::from_millis(250),
             backoff_max: Duration::from_millis(10_000),
+            lazy: false,
+            catalog: None,
         }
     }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Phase {
+    /// Not started: a call or a listing will start it.
+    Lazy,
     Initializing,
     Connected,
     Reconnecting,
@@ -74,6 +88,7 @@ pub enum Phase {
 impl Phase {
     pub fn as_str(self) -> &'static str {
         match self {
+            Phase::Lazy => "lazy",
             Phase::Initializing => "initializing",
             Phase::Connected => "connected",
             Phase::Reconnecting => "reconnecting",
@@ -82,116 +97,6 @@ impl Phase {
             Phase::Disabled => "disabled",
         }
     }
-}
-
-#[derive(Debug, Clone)]
-struct State {
-    phase: Phase,
-    last_error: Option<String>,
-    tools: Arc<Vec<ListedTool>>,
-    connected_at: Option<SystemTime>,
-    restarts: u32,
-    /// The store version of this state's latest change.
-    revision: u64,
-}
-
-/// One configured server and what its supervisor knows of it.
-struct Service {
-    agent: Option<String>,
-    local: String,
-    global: String,
-    remote: bool,
-    /// The server's own `timeout` and `maxTotalTimeout`, the defaults for its calls.
-    timeout: Duration,
-    max_total: Option<Duration>,
-    state: watch::Sender<State>,
-    session: watch::Sender<Option<Arc<Session>>>,
-    stop: CancellationToken,
-    supervisor: Mutex<Option<JoinHandle<()>>>,
-}
-
-impl Service {
-    fn view_name(&self, agent: Option<&str>) -> &str {
-        if agent.is_some() {
-            &self.local
-        } else {
-            &self.global
-        }
-    }
-
-    fn client_id(&self) -> String {
-        match &self.agent {
-            Some(agent) => format!("{agent}:{}", self.local),
-            None => format!("{STORE_CLIENT}:{}", self.local),
-        }
-    }
-}
-
-struct Inner {
-    services: RwLock<Vec<Arc<Service>>>,
-    /// Per agent, the store version at the latest addition or removal of one of its
-    /// services. The store view needs none: it sees every change, so its revision is
-    /// the version itself.
-    membership: Mutex<HashMap<String, u64>>,
-    version: watch::Sender<u64>,
-    hooks: Hooks,
-    options: StoreOptions,
-    /// Calls waiting for their server to connect, to abort them by id.
-    waiting: Mutex<HashMap<u64, CancellationToken>>,
-    /// Where a waiting call waits: calls start on any thread, the JS thread included.
-    runtime: Handle,
-}
-
-impl Inner {
-    /// Applies `change` to the state of `service`, stamped with the next version, and only
-    /// then tells the store's listeners: a listener always sees the change it is told of.
-    fn change(&self, service: &Service, change: impl FnOnce(&mut State)) {
-        self.version.send_modify(|version| {
-            *version += 1;
-            service.state.send_modify(|state| {
-                change(state);
-                state.revision = *version;
-            });
-        });
-    }
-
-    /// Stamps with the next version the membership of `views`: a service was added to or
-    /// removed from them. Then tells the store's listeners.
-    fn membership_changed(&self, views: Members<'_>) {
-        self.version.send_modify(|version| {
-            *version += 1;
-            let mut membership = lock(&self.membership);
-            match views {
-                Members::Of(None) => {}
-                Members::Of(Some(agent)) => {
-                    membership.insert(agent.to_owned(), *version);
-                }
-                Members::All => membership.values_mut().for_each(|v| *v = *version),
-            }
-        });
-    }
-
-    fn membership_revision(&self, agent: &str) -> u64 {
-        let membership = lock(&self.membership);
-        membership.get(agent).copied().unwrap_or(0)
-    }
-
-    fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
-        read(&self.services)
-    }
-
-    fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
-        lock(&self.waiting)
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Members<'a> {
-    /// The views that see the services of one agent (`None`: of the store itself): the
-    /// store view, and the agent's own.
-    Of(Option<&'a str>),
-    /// Every view.
-    All,
 }
 
 /// The store. Dropping it stops every supervisor; `close` also waits for them.
@@ -204,6 +109,8 @@ pub struct Store {
 #[serde(rename_all = "camelCase")]
 pub struct StoreToolInfo {
     pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
     pub description: String,
     /// The normalised schema as JSON text, sent as a string: a host parses it only when
     /// it is read, however deep it nests.
@@ -232,19 +139,6 @@ pub struct ServiceStatus {
     pub protocol_version: Option<String>,
 }
 
-/// A call a view is asked to make.
-pub struct ToolCall<'a> {
-    /// The service as the view names it.
-    pub service: &'a str,
-    /// The tool as the server names it.
-    pub tool: &'a str,
-    pub args_json: &'a str,
-    /// The call's own timeouts; `None` takes the service's.
-    pub timeout: Option<Duration>,
-    pub max_total: Option<Duration>,
-    pub wants_progress: bool,
-}
-
 impl Store {
     /// Starts supervising every server of `config` in the background. Must be called
     /// within a tokio runtime.
@@ -258,6 +152,7 @@ impl Store {
                 options,
                 waiting: Mutex::default(),
                 runtime: Handle::current(),
+                indexes: Mutex::default(),
             }),
         };
         store.add_servers(None, config);
@@ -281,32 +176,20 @@ impl Store {
     }
 
     fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
-        let (phase, last_error, remote, timeout) = match state {
-            ServerState::Disabled => (Phase::Disabled, None, false, DEFAULT_TIMEOUT),
-            ServerState::Invalid(reason) => {
-                (Phase::Failed, Some(reason.clone()), false, DEFAULT_TIMEOUT)
-            }
-            ServerState::Enabled(spec) => {
-                let remote = matches!(spec.transport, TransportSpec::Remote(_));
-                (Phase::Initializing, None, remote, spec.timeout)
-            }
-        };
-        let max_total = match state {
-            ServerState::Enabled(spec) => spec.max_total_timeout,
-            _ => None,
-        };
+        let start = Start::of(state, &self.inner.options);
         let mut services = write(&self.inner.services);
         let service = Arc::new(Service {
             agent: agent.map(str::to_owned),
             local: local.to_owned(),
             global: unique_global_name(&services, agent, local),
-            remote,
-            timeout,
-            max_total,
+            remote: start.remote,
+            timeout: start.timeout,
+            max_total: start.max_total,
             state: watch::Sender::new(State {
-                phase,
-                last_error,
-                tools: Arc::default(),
+                phase: start.phase,
+                last_error: start.last_error,
+                cached: !start.tools.is_empty(),
+                tools: start.tools,
                 connected_at: None,
                 restarts: 0,
                 revision: 0,
@@ -314,6 +197,8 @@ impl Store {
             session: watch::Sender::new(None),
             stop: CancellationToken::new(),
             supervisor: Mutex::new(None),
+            slot: start.slot,
+            wanted: CancellationToken::new(),
         });
         services.push(service.clone());
         service
@@ -380,6 +265,7 @@ impl Store {
             for tool in state.tools.iter() {
                 tools.push(StoreToolInfo {
                     name: String::new(),
+                    title: tool.title.clone(),
                     description: tool.description.clone().unwrap_or_default(),
                     input_schema: tool.input_schema.get().to_owned(),
                     service_name: service_name.to_owned(),
@@ -424,16 +310,24 @@ impl Store {
             .collect()
     }
 
+    /// Whether a server of the view is initializing, or lazy with no catalog to show:
+    /// a listing that waits then has a server to wait for.
     pub fn any_initializing(&self, agent: Option<&str>) -> bool {
-        self.view(agent)
-            .iter()
-            .any(|s| s.state.borrow().phase == Phase::Initializing)
+        self.view(agent).iter().any(|s| awaited(&s.state.borrow()))
     }
 
-    /// Waits for the view's initializing servers, each at most its kind's bound.
+    /// Waits for the view's initializing servers, each at most its kind's bound, after
+    /// starting its lazy servers that have no catalog.
     pub async fn wait_initializing(&self, agent: Option<&str>) {
         let options = &self.inner.options;
-        let waits = self.view(agent).into_iter().map(|service| {
+        let view = self.view(agent);
+        for service in &view {
+            let lazy = service.state.borrow().phase == Phase::Lazy;
+            if lazy && awaited(&service.state.borrow()) {
+                self.inner.want(service);
+            }
+        }
+        let waits = view.into_iter().map(|service| {
             let bound = if service.remote {
                 options.wait_remote
             } else {
@@ -458,69 +352,6 @@ impl Store {
         found.cloned()
     }
 
-    /// Starts a call of a tool of a service named as the view names it; its progress and
-    /// outcome go to `sink` under the returned id. A connected service's call is sent at
-    /// once, by the calling thread, as `loadMcp`'s are; a reconnecting one's waits for the
-    /// server on a task, within the call's timeout. Never blocks.
-    pub fn start_call(
-        &self,
-        agent: Option<&str>,
-        call: ToolCall<'_>,
-        sink: Arc<dyn CallSink>,
-    ) -> CallId {
-        let id = CallId::reserve();
-        let Some(service) = self.find(agent, call.service) else {
-            let output =
-                ToolOutput::error(format!("no MCP server \"{}\" in this view", call.service));
-            sink.done(id.get(), output);
-            return id;
-        };
-        let spec = CallSpec {
-            timeout: call.timeout.unwrap_or(service.timeout),
-            max_total: call.max_total.or(service.max_total),
-            wants_progress: call.wants_progress,
-        };
-        if matches!(
-            service.state.borrow().phase,
-            Phase::Failed | Phase::NeedsAuth | Phase::Disabled
-        ) {
-            sink.done(id.get(), not_connected(&service, call.service));
-            return id;
-        }
-        let session = service.session.borrow().clone();
-        if let Some(session) = session {
-            session.start_call_as(id, call.tool, call.args_json, spec, sink);
-            return id;
-        }
-        let cancel = CancellationToken::new();
-        self.inner.waiting().insert(id.get(), cancel.clone());
-        let waiting = Waiting {
-            inner: self.inner.clone(),
-            service,
-            name: call.service.to_owned(),
-            tool: call.tool.to_owned(),
-            args_json: call.args_json.to_owned(),
-        };
-        self.inner
-            .runtime
-            .spawn(waiting.start(id, spec, sink, cancel));
-        id
-    }
-
-    /// Aborts call `id` of a service as the view names it, if it is still running: the
-    /// server is told, and the call ends as aborted.
-    pub fn abort_call(&self, agent: Option<&str>, service_name: &str, id: u64) {
-        if let Some(waiting) = self.inner.waiting().get(&id) {
-            return waiting.cancel();
-        }
-        let session = self
-            .find(agent, service_name)
-            .and_then(|service| service.session.borrow().clone());
-        if let Some(session) = session {
-            session.abort_call(id);
-        }
-    }
-
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
         let services: Vec<_> = write(&self.inner.services).drain(..).collect();
@@ -537,63 +368,13 @@ impl Store {
     }
 }
 
-/// A call waiting for its service's server to (re)connect.
-struct Waiting {
-    inner: Arc<Inner>,
-    service: Arc<Service>,
-    /// The service as the caller's view names it.
-    name: String,
-    tool: String,
-    args_json: String,
-}
-
-impl Waiting {
-    /// Starts the call once the server is connected. The wait is spent from the call's own
-    /// timeouts; running out of them, or being aborted, ends it as not connected.
-    async fn start(
-        self,
-        id: CallId,
-        spec: CallSpec,
-        sink: Arc<dyn CallSink>,
-        cancel: CancellationToken,
-    ) {
-        let waiting = Instant::now();
-        let mut session = self.service.session.subscribe();
-        let session = tokio::select! {
-            session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
-            _ = tokio::time::sleep(spec.timeout) => None,
-            _ = cancel.cancelled() => None,
-        };
-        let waited = waiting.elapsed();
-        let spec = CallSpec {
-            timeout: spec.timeout.saturating_sub(waited),
-            max_total: spec.max_total.map(|total| total.saturating_sub(waited)),
-            ..spec
-        };
-        let session =
-            session.filter(|_| !spec.timeout.is_zero() && spec.max_total != Some(Duration::ZERO));
-        let Some(session) = session else {
-            self.inner.waiting().remove(&id.get());
-            return sink.done(id.get(), not_connected(&self.service, &self.name));
-        };
-        session.start_call_as(id, &self.tool, &self.args_json, spec, sink);
-        // An abort that came while the call was being started is passed on now.
-        let aborted = {
-            self.inner.waiting().remove(&id.get());
-            cancel.is_cancelled()
-        };
-        if aborted {
-            session.abort_call(id.get());
-        }
+/// Whether a listing that waits waits for this server.
+fn awaited(state: &State) -> bool {
+    match state.phase {
+        Phase::Initializing => true,
+        Phase::Lazy => state.tools.is_empty(),
+        _ => false,
     }
-}
-
-/// Why a call cannot reach a service's server: its phase and last error.
-fn not_connected(service: &Service, name: &str) -> ToolOutput {
-    let state = service.state.borrow();
-    let why = state.last_error.as_deref().unwrap_or("not connected yet");
-    let phase = state.phase.as_str();
-    ToolOutput::error(format!("MCP server \"{name}\" is {phase}: {why}"))
 }
 
 impl Drop for Store {
@@ -601,87 +382,5 @@ impl Drop for Store {
         for service in self.inner.services().iter() {
             service.stop.cancel();
         }
-    }
-}
-
-/// Tools as the store keeps them: each schema normalised once, when it is listed, not
-/// on every listing.
-fn normalized(mut tools: Vec<ListedTool>) -> Arc<Vec<ListedTool>> {
-    for tool in &mut tools {
-        let schema = normalize_schema(&tool.input_schema, false);
-        // Always JSON: normalising writes an object of the members it read.
-        if let Ok(schema) = RawValue::from_string(schema) {
-            tool.input_schema = schema;
-        }
-    }
-    Arc::new(tools)
-}
-
-/// A store-level service keeps its name; an agent's is `<local>by<agent>`, sanitized.
-/// Either gets `_2`, `_3`, ... when the name is taken.
-fn unique_global_name(services: &[Arc<Service>], agent: Option<&str>, local: &str) -> String {
-    let base = match agent {
-        None => local.to_owned(),
-        Some(agent) => sanitize(&format!("{local}by{agent}")),
-    };
-    let taken = |name: &str| services.iter().any(|s| s.global == name);
-    if !taken(&base) {
-        return base;
-    }
-    (2..)
-        .map(|n| format!("{base}_{n}"))
-        .find(|name| !taken(name))
-        .expect("an unbounded range")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Disabled servers: registered, never started.
-    fn disabled(names: &[&str]) -> McpConfig {
-        let entry = serde_json::json!({ "command": ["x"], "disabled": true });
-        let map = names.iter().map(|name| (name.to_string(), entry.clone()));
-        McpConfig::from_server_map(map.collect())
-    }
-
-    #[tokio::test]
-    async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
-        let store = Store::new(disabled(&["s"]), Hooks::default(), StoreOptions::default());
-        let (whole, a) = (store.revision(None), store.revision(Some("a")));
-        assert_eq!(a, 0, "an agent with no services has never changed");
-
-        store.add_servers(Some("b"), disabled(&["x"]));
-        assert_eq!(store.revision(Some("a")), a, "agent b's addition");
-        assert!(
-            store.revision(None) > whole,
-            "the store view sees every addition"
-        );
-
-        store.add_servers(Some("a"), disabled(&["y"]));
-        let a = store.revision(Some("a"));
-        assert_eq!(a, store.version());
-        assert!(store.remove_server(Some("b"), "x"));
-        assert_eq!(store.revision(Some("a")), a, "agent b's removal");
-
-        let y = store.find(Some("a"), "y").expect("agent a's service");
-        store.inner.change(&y, |s| s.restarts += 1);
-        let a = store.revision(Some("a"));
-        assert_eq!(
-            a,
-            store.version(),
-            "a state change is stamped with the version it makes"
-        );
-
-        assert!(store.remove_server(Some("a"), "y"));
-        assert!(
-            store.revision(Some("a")) > a,
-            "emptied by a removal, the view still moved"
-        );
-        store.add_servers(Some("a"), disabled(&["z"]));
-        let a = store.revision(Some("a"));
-        store.close().await;
-        assert!(store.revision(Some("a")) > a, "closing empties every view");
-        assert_eq!(store.revision(None), store.version());
     }
 }

@@ -125,7 +125,7 @@ impl TokenStore for FileTokenStore {
 
 /// Writes `bytes` to a fresh file beside `path` (mode 0600, in a 0700 folder), then
 /// renames it over `path`: a reader sees the old record or the new one, never half.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().ok_or("the token file has no folder")?;
     let shown =

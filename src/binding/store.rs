@@ -1,5 +1,6 @@
 //! The store as a JS class: `new NativeStore(config, options)` starts it in the background.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,16 +15,23 @@ use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
 use crate::session::Hooks;
-use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall};
+use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall, default_catalog_dir};
 
 /// Store options in milliseconds; every field is optional.
 #[napi(object)]
+#[derive(Default)]
 pub struct NativeStoreOptions {
     pub wait_local_ms: Option<f64>,
     pub wait_remote_ms: Option<f64>,
     pub max_restarts: Option<u32>,
     pub backoff_ms: Option<f64>,
     pub backoff_max_ms: Option<f64>,
+    /// Every server lazy, as if its entry said `"lazy": true`.
+    pub lazy: Option<bool>,
+    /// `false`: keep no catalog on disk.
+    pub catalog: Option<bool>,
+    /// The catalog's folder, instead of the platform's cache folder.
+    pub catalog_dir: Option<String>,
 }
 
 impl From<NativeStoreOptions> for StoreOptions {
@@ -38,6 +46,14 @@ impl From<NativeStoreOptions> for StoreOptions {
             max_restarts: js.max_restarts.unwrap_or(defaults.max_restarts),
             backoff: ms(js.backoff_ms, defaults.backoff),
             backoff_max: ms(js.backoff_max_ms, defaults.backoff_max),
+            lazy: js.lazy.unwrap_or(false),
+            catalog: match js.catalog {
+                Some(false) => None,
+                _ => js
+                    .catalog_dir
+                    .map(PathBuf::from)
+                    .or_else(default_catalog_dir),
+            },
         }
     }
 }
@@ -98,7 +114,7 @@ impl NativeStore {
                 servers: Vec::new(),
             },
         };
-        let options = options.map(StoreOptions::from).unwrap_or_default();
+        let options = StoreOptions::from(options.unwrap_or_default());
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
         let hooks = Hooks {
             oauth: oauth_hooks(on_authorize, token_store),
@@ -131,6 +147,25 @@ impl NativeStore {
     #[napi(catch_unwind)]
     pub fn list_tools(&self, agent: Option<String>) -> Result<String> {
         to_json(&self.store.list_tools(agent.as_deref()))
+    }
+
+    /// The view's tools that match `query` best, best first, at most `limit`: the view's
+    /// revision first, then their positions in its listing at that revision.
+    #[napi(catch_unwind)]
+    pub fn search_tools(&self, agent: Option<String>, query: String, limit: u32) -> Vec<f64> {
+        let found = self
+            .store
+            .search_tools(agent.as_deref(), &query, limit as usize);
+        let tools = found.tools.into_iter().map(|i| i as f64);
+        std::iter::once(found.revision as f64)
+            .chain(tools)
+            .collect()
+    }
+
+    /// The bytes the view's search index holds (for the bench).
+    #[napi(catch_unwind)]
+    pub fn search_index_bytes(&self, agent: Option<String>) -> f64 {
+        self.store.search_index_bytes(agent.as_deref()) as f64
     }
 
     /// Every service of the view, in its order.

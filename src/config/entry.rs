@@ -33,6 +33,7 @@ pub(super) fn validate_entry(
         max_output_chars: characters(obj, "maxOutputChars")?,
         tools: tool_filter(obj)?,
         protocol: protocol(obj)?,
+        lazy: optional_bool(obj, "lazy")?.unwrap_or(false),
     }))
 }
 

@@ -148,6 +148,9 @@ pub struct Common {
     /// Which revision of MCP to speak: `"auto"` (the default) tries 2026-07-28 and falls
     /// back to 2025-11-25 when the server is older; a version pins that one.
     pub protocol: Option<Protocol>,
+    /// In a store, start the server only when a call or a listing needs it; meanwhile
+    /// its tools come from the catalog of its last listing. Default `false`.
+    pub lazy: Option<bool>,
 }
 
 #[derive(JsonSchema)]

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::engine::Engine;
 use super::engine::request::Kind;
 use super::error::{Error, Failure};
-use crate::listed_tool::{ListedTool, Page, PageParts};
+use crate::listed_tool::{CacheHints, ListedTool, Page, PageParts};
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;
@@ -25,35 +25,35 @@ static TOOLS_LIST: Kind<PageParts> = Kind {
     given_up: "the listing",
 };
 
-/// Every tool, following `nextCursor`, and the first page's `ttlMs`; each page is timed
+/// Every tool, following `nextCursor`, and the first page's caching hints; each page is timed
 /// by `timeout`. A refused first page is no tools when `refusal_means_none` says so.
 pub async fn list_all(
     engine: &Engine,
     timeout: Duration,
     cancel: &CancellationToken,
     refusal_means_none: impl Fn() -> bool,
-) -> Result<(Vec<ListedTool>, Option<f64>), Failure> {
+) -> Result<(Vec<ListedTool>, CacheHints), Failure> {
     let mut tools = Vec::new();
-    let mut ttl = None;
+    let mut hints = CacheHints::default();
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
     for _ in 0..MAX_PAGES {
-        let (page, next_cursor, ttl_ms) =
+        let (page, next_cursor, page_hints) =
             match list_page(engine, cursor.as_deref(), timeout, cancel).await {
                 // A server that offers no tools may refuse to list them: it has none.
                 Err(Failure::Reason(_)) if cursor.is_none() && refusal_means_none() => {
-                    return Ok((Vec::new(), None));
+                    return Ok((Vec::new(), CacheHints::default()));
                 }
                 page => page?,
             };
         tools.extend(page);
         if cursor.is_none() {
-            ttl = ttl_ms;
+            hints = page_hints;
         }
         match next_cursor {
             // An empty cursor ends the listing too, as it does for the TS SDK.
-            None => return Ok((tools, ttl)),
-            Some(next) if next.is_empty() => return Ok((tools, ttl)),
+            None => return Ok((tools, hints)),
+            Some(next) if next.is_empty() => return Ok((tools, hints)),
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(
                     Error::other(format!("tools/list repeated the cursor \"{next}\"")).into(),

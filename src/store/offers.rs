@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use super::{Phase, Store, not_connected};
+use super::calls::not_connected;
+use super::{Phase, Store};
 use crate::session::Session;
 
 impl Store {

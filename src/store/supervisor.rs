@@ -7,11 +7,21 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
+use crate::listed_tool::ListedTool;
 use crate::session::{Failure, Session};
 
-use super::{Inner, Phase, Service, normalized};
+use super::Phase;
+use super::service::{Inner, Service, normalized};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
+    // A lazy server starts when a call or a listing wants it.
+    let lazy = service.state.borrow().phase == Phase::Lazy;
+    if lazy {
+        tokio::select! {
+            _ = service.wanted.cancelled() => {}
+            _ = service.stop.cancelled() => return,
+        }
+    }
     let options = &inner.options;
     let mut connected_once = false;
     let mut failures = 0;
@@ -32,9 +42,12 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 let session = Arc::new(session);
                 let since = Instant::now();
                 service.session.send_replace(Some(session.clone()));
+                let tools = normalized(tools);
+                keep(&service, &session, &tools);
                 inner.change(&service, |s| {
                     s.phase = Phase::Connected;
-                    s.tools = normalized(tools);
+                    s.tools = tools;
+                    s.cached = false;
                     s.connected_at = Some(SystemTime::now());
                 });
                 let ended = watch(&inner, &service, &session).await;
@@ -86,7 +99,23 @@ fn fail(inner: &Inner, service: &Service, reason: String) {
         s.phase = phase;
         s.last_error = Some(reason);
         s.tools = Arc::default();
+        s.cached = false;
     });
+}
+
+/// Writes a live listing to the catalog, off the runtime's threads.
+fn keep(service: &Service, session: &Session, tools: &Arc<Vec<ListedTool>>) {
+    if let Some(slot) = service.slot.clone() {
+        let (tools, hints) = (tools.clone(), session.cache_hints());
+        tokio::task::spawn_blocking(move || slot.write(&tools, hints));
+    }
+}
+
+/// Takes a new live listing: kept, then shown.
+fn relisted(inner: &Inner, service: &Service, session: &Session, tools: Vec<ListedTool>) {
+    let tools = normalized(tools);
+    keep(service, session, &tools);
+    inner.change(service, |s| s.tools = tools);
 }
 
 /// Follows a connected session until it ends (`Some(why)`) or the service is stopped
@@ -114,12 +143,12 @@ async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<St
             }
             // The listing's `ttlMs` ran out, or the server said the tools changed.
             _ = stale => match session.list_tools(&service.stop).await {
-                Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
+                Ok(tools) => relisted(inner, service, session, tools),
                 Err(Failure::Aborted) => return None,
                 Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },
             Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
-                Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
+                Ok(tools) => relisted(inner, service, session, tools),
                 Err(Failure::Aborted) => return None,
                 Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },

@@ -1,0 +1,238 @@
+//! The persisted catalog: each server's last live listing, kept on disk so that a store
+//! lists every tool at once while its servers connect. A file per entry, named by a digest
+//! of the entry without its secrets (a `private` listing, or one whose scope is unsaid
+//! from an entry that has secrets, by a digest that includes them, so that it is never
+//! shared across users); written atomically with mode 0600; a listing with a positive
+//! `ttlMs` is shown only until it runs out. What it holds is only ever shown: calls wait
+//! for the live server. A file that is corrupt, foreign or stale is ignored, and replaced
+//! at the next live listing.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use ring::digest::{SHA256, digest};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use crate::auth::store::write_private;
+use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
+use crate::listed_tool::{CacheHints, ListedTool, ToolView};
+use crate::lock::lock;
+
+/// What every catalog file says it is: a file without it is none of ours.
+const FORMAT: &str = "toolnexus-catalog/1";
+/// A catalog file larger than this is not read.
+const MAX_FILE: u64 = 64 << 20;
+
+/// The folder of catalog files: `$XDG_CACHE_HOME/toolnexus/catalog`, else the platform's
+/// cache folder's `toolnexus/catalog`. `None` when there is none to be found.
+pub fn default_dir() -> Option<PathBuf> {
+    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
+    let absolute = |path: PathBuf| Some(path).filter(|p| p.is_absolute());
+    let base = var("XDG_CACHE_HOME").and_then(absolute).or_else(|| {
+        if cfg!(windows) {
+            var("LOCALAPPDATA")
+        } else if cfg!(target_os = "macos") {
+            var("HOME").map(|home| home.join("Library").join("Caches"))
+        } else {
+            var("HOME").map(|home| home.join(".cache"))
+        }
+    })?;
+    Some(base.join("toolnexus").join("catalog"))
+}
+
+/// Where one server's listing rests.
+pub struct Slot {
+    /// For listings anyone with this entry may share.
+    public: PathBuf,
+    /// For listings only the holder of this entry's secrets may see.
+    private: PathBuf,
+    /// Whether the entry has secrets: then a listing of unsaid scope is private.
+    has_secrets: bool,
+    /// A digest of the tools' JSON as last read or written, not to write the same again.
+    last: Mutex<Option<String>>,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct File<'a> {
+    format: std::borrow::Cow<'a, str>,
+    /// The digest the file is named by: a file copied under another name is foreign.
+    key: std::borrow::Cow<'a, str>,
+    /// Milliseconds since the epoch after which the listing is stale, if it ever is.
+    expires_at: Option<f64>,
+    #[serde(borrow)]
+    tools: &'a RawValue,
+}
+
+impl Slot {
+    pub fn new(dir: &Path, spec: &ServerSpec) -> Slot {
+        let (key, secrets) = entry_key(spec);
+        let public = hex_digest(&[key.as_bytes()]);
+        let mut parts = vec![key.as_bytes(), b"\0secrets"];
+        parts.extend(
+            secrets
+                .iter()
+                .flat_map(|s| [b"\0".as_slice(), s.as_bytes()]),
+        );
+        let private = hex_digest(&parts);
+        Slot {
+            public: dir.join(format!("{public}.json")),
+            private: dir.join(format!("{private}.json")),
+            has_secrets: !secrets.is_empty(),
+            last: Mutex::default(),
+        }
+    }
+
+    /// The listing on disk, if one is there, ours, whole and fresh: the private one first.
+    pub fn read(&self) -> Option<Vec<ListedTool>> {
+        let (tools, digest) = [&self.private, &self.public]
+            .into_iter()
+            .find_map(|path| read_file(path))?;
+        *lock(&self.last) = Some(digest);
+        Some(tools)
+    }
+
+    /// Keeps a live listing, unless it is the one already kept. A positive `ttlMs` gives it
+    /// an expiry; 0 is no hint, as for the store's re-listing (the kept listing is only
+    /// ever shown until the live one comes). A failure to write costs only the catalog.
+    pub fn write(&self, tools: &[ListedTool], hints: CacheHints) {
+        let private = hints.private.unwrap_or(self.has_secrets);
+        let (path, other) = match private {
+            true => (&self.private, &self.public),
+            false => (&self.public, &self.private),
+        };
+        let mut last = lock(&self.last);
+        // Kept as a `tools/list` page's array, read back through the same decoder.
+        let json = wire_array(tools);
+        let lifetime = hints.ttl_ms.filter(|ms| ms.is_finite() && *ms > 0.0);
+        // A listing with a lifetime is written again to move its expiry.
+        let digest = hex_digest(&[json.as_bytes()]);
+        if lifetime.is_none() && last.as_deref() == Some(digest.as_str()) {
+            return;
+        }
+        let expires_at = lifetime.map(|ms| now_ms() + ms);
+        let Ok(raw) = RawValue::from_string(json) else {
+            return;
+        };
+        let key = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let file = File {
+            format: FORMAT.into(),
+            key: key.into(),
+            expires_at,
+            tools: &raw,
+        };
+        let Ok(bytes) = serde_json::to_vec(&file) else {
+            return;
+        };
+        if write_private(path, &bytes).is_ok() {
+            let _ = std::fs::remove_file(other);
+            *last = Some(digest);
+        }
+    }
+}
+
+/// The listing in `path` and a digest of its tools' JSON, when the file is a whole, fresh
+/// catalog file named by its own key.
+fn read_file(path: &Path) -> Option<(Vec<ListedTool>, String)> {
+    let size = std::fs::metadata(path).ok()?.len();
+    if size > MAX_FILE {
+        return None;
+    }
+    let bytes = std::fs::read(path).ok()?;
+    let file: File = serde_json::from_slice(&bytes).ok()?;
+    let named = path.file_stem().and_then(|s| s.to_str());
+    if file.format != FORMAT || Some(file.key.as_ref()) != named {
+        return None;
+    }
+    if file
+        .expires_at
+        .is_some_and(|at| at.is_nan() || at <= now_ms())
+    {
+        return None;
+    }
+    let tools: Vec<ToolView> = serde_json::from_str(file.tools.get()).ok()?;
+    let digest = hex_digest(&[file.tools.get().as_bytes()]);
+    Some((tools.into_iter().map(ListedTool::from).collect(), digest))
+}
+
+/// The entry as the key of its listing: what decides which server runs and what it is
+/// told, without secret values (only the names of its variables and headers); and,
+/// apart, those values.
+fn entry_key(spec: &ServerSpec) -> (String, Vec<&str>) {
+    let protocol = match spec.protocol {
+        ProtocolChoice::Auto => "auto",
+        ProtocolChoice::Modern => "2026-07-28",
+        ProtocolChoice::Legacy => "2025-11-25",
+    };
+    let (key, secrets) = match &spec.transport {
+        TransportSpec::Local(local) => {
+            let command: Vec<&str> = std::iter::once(local.program.as_str())
+                .chain(local.args.iter().map(String::as_str))
+                .collect();
+            let names: Vec<&str> = local.env.iter().map(|(name, _)| name.as_str()).collect();
+            let key = serde_json::json!({
+                "command": command,
+                "cwd": local.cwd,
+                "env": names,
+                "inheritEnv": local.inherit_env,
+                "protocol": protocol,
+            });
+            (key, local.env.iter().map(|(_, v)| v.as_str()).collect())
+        }
+        TransportSpec::Remote(remote) => {
+            let names: Vec<&str> = remote
+                .headers
+                .iter()
+                .map(|(name, _)| name.as_str())
+                .collect();
+            let client = remote.oauth.as_ref().and_then(|o| o.client_id.as_deref());
+            let key = serde_json::json!({
+                "url": remote.url,
+                "headers": names,
+                "oauthClient": client,
+                "protocol": protocol,
+            });
+            let secrets = remote.headers.iter().map(|(_, v)| v.as_str());
+            let oauth = remote.oauth.iter().flat_map(|o| {
+                o.client_secret
+                    .iter()
+                    .chain(o.private_key.iter())
+                    .map(String::as_str)
+            });
+            (key, secrets.chain(oauth).collect())
+        }
+    };
+    (key.to_string(), secrets)
+}
+
+fn hex_digest(parts: &[&[u8]]) -> String {
+    let bytes: Vec<u8> = parts.concat();
+    let hash = digest(&SHA256, &bytes);
+    hash.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn now_ms() -> f64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.unwrap_or(Duration::ZERO).as_millis() as f64
+}
+
+fn wire_array(tools: &[ListedTool]) -> String {
+    let mut out = String::from("[");
+    for (i, tool) in tools.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        tool.write_wire(&mut out);
+    }
+    out.push(']');
+    out
+}
+
+#[cfg(test)]
+#[path = "catalog_tests.rs"]
+mod tests;

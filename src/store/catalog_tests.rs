@@ -1,0 +1,177 @@
+use super::*;
+use crate::config::{McpConfig, ServerState};
+
+fn spec(entry: serde_json::Value) -> ServerSpec {
+    let config = McpConfig::from_server_map(serde_json::Map::from_iter([("s".into(), entry)]));
+    match config.servers.into_iter().next().map(|e| e.state) {
+        Some(ServerState::Enabled(spec)) => spec,
+        _ => panic!("an enabled entry"),
+    }
+}
+
+fn tools(names: &[&str]) -> Vec<ListedTool> {
+    let schema = |s: &str| RawValue::from_string(s.to_owned()).expect("JSON");
+    let tool = |name: &&str| ListedTool {
+        name: name.to_string(),
+        title: None,
+        extra: None,
+        description: Some(format!("does {name}")),
+        input_schema: schema(r#"{"type":"object","properties":{"q":{"type":"string"}}}"#),
+    };
+    names.iter().map(tool).collect()
+}
+
+fn names(tools: &[ListedTool]) -> Vec<&str> {
+    tools.iter().map(|t| t.name.as_str()).collect()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("toolnexus-catalog-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+const SECRET: &str = "hunter2-very-secret-token";
+
+#[test]
+fn a_listing_survives_and_keeps_no_secret() {
+    let dir = temp_dir("survives");
+    let entry = serde_json::json!({ "url": "https://example.com/mcp", "headers": { "Authorization": format!("Bearer {SECRET}") } });
+    let hints = CacheHints {
+        ttl_ms: None,
+        private: Some(false),
+    };
+    Slot::new(&dir, &spec(entry.clone())).write(&tools(&["a", "b"]), hints);
+    let read = Slot::new(&dir, &spec(entry.clone()))
+        .read()
+        .expect("the listing");
+    assert_eq!(names(&read), ["a", "b"]);
+    let other = serde_json::json!({ "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer someone-else-entirely" } });
+    let shared = Slot::new(&dir, &spec(other))
+        .read()
+        .expect("a public listing is shared");
+    assert_eq!(names(&shared), ["a", "b"]);
+    for file in std::fs::read_dir(&dir).expect("the folder") {
+        let path = file.expect("an entry").path();
+        let text = std::fs::read_to_string(&path).expect("a text file");
+        assert!(!text.contains("hunter2"), "{text}");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_private_listing_is_never_shared_across_secrets() {
+    let dir = temp_dir("private");
+    let entry = |token: &str| serde_json::json!({ "url": "https://example.com/mcp", "headers": { "Authorization": format!("Bearer {token}") } });
+    // Unsaid scope and an entry with secrets: private.
+    let hints = CacheHints {
+        ttl_ms: None,
+        private: None,
+    };
+    Slot::new(&dir, &spec(entry(SECRET))).write(&tools(&["mine"]), hints);
+    assert!(
+        Slot::new(&dir, &spec(entry("another-users-token")))
+            .read()
+            .is_none()
+    );
+    let mine = Slot::new(&dir, &spec(entry(SECRET)))
+        .read()
+        .expect("the owner's");
+    assert_eq!(names(&mine), ["mine"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_expired_listing_is_not_shown() {
+    let dir = temp_dir("ttl");
+    let entry = serde_json::json!({ "command": ["server"] });
+    let slot = Slot::new(&dir, &spec(entry.clone()));
+    slot.write(&tools(&["a"]), CacheHints::default());
+    assert!(slot.read().is_some());
+    slot.write(
+        &tools(&["b"]),
+        CacheHints {
+            ttl_ms: Some(0.0),
+            private: None,
+        },
+    );
+    let kept = slot.read().expect("ttlMs 0 is no hint");
+    assert_eq!(names(&kept), ["b"]);
+    slot.write(
+        &tools(&["a"]),
+        CacheHints {
+            ttl_ms: Some(1.0),
+            private: None,
+        },
+    );
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(slot.read().is_none(), "expired");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn corrupt_and_foreign_files_are_ignored_then_replaced() {
+    let dir = temp_dir("hostile");
+    let slot = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
+    let path = slot.public.clone();
+    std::fs::create_dir_all(&dir).expect("the folder");
+    let deep = "[".repeat(100_000);
+    let key = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .expect("a name")
+        .to_owned();
+    let foreign = serde_json::json!({ "format": FORMAT, "key": "0".repeat(64), "expiresAt": null, "tools": [] });
+    let bad_tools = serde_json::json!({ "format": FORMAT, "key": key, "expiresAt": null, "tools": [{ "name": 5 }] });
+    for hostile in [
+        deep,
+        "{".into(),
+        "\u{0}\u{1b}[2J".into(),
+        foreign.to_string(),
+        bad_tools.to_string(),
+    ] {
+        std::fs::write(&path, hostile).expect("written");
+        assert!(slot.read().is_none());
+    }
+    slot.write(&tools(&["a"]), CacheHints::default());
+    assert_eq!(names(&slot.read().expect("replaced")), ["a"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_cache_folder_follows_xdg_else_the_platform() {
+    // Read only: the variables are the test process's own.
+    let dir = default_dir();
+    match std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from) {
+        Some(base) if base.is_absolute() => {
+            assert_eq!(dir, Some(base.join("toolnexus").join("catalog")))
+        }
+        _ => assert!(dir.is_none_or(|d| d.ends_with("toolnexus/catalog"))),
+    }
+}
+
+#[test]
+fn a_tools_members_survive_the_catalog() {
+    let dir = temp_dir("members");
+    let entry = serde_json::json!({ "command": ["node", "server.mjs"] });
+    let page = r#"{"tools":[{"name":"t","title":"The T","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"ui":{"resourceUri":"ui://t"}}}]}"#;
+    let listed = serde_json::from_str::<crate::listed_tool::Page>(page)
+        .expect("a page")
+        .into_parts()
+        .0;
+    Slot::new(&dir, &spec(entry.clone())).write(&listed, CacheHints::default());
+    let read = Slot::new(&dir, &spec(entry)).read().expect("the listing");
+    assert_eq!(read[0].title.as_deref(), Some("The T"));
+    assert_eq!(read[0].extra_json(), listed[0].extra_json());
+    assert_eq!(read[0].input_schema.get(), listed[0].input_schema.get());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,229 @@
+//! What the store keeps per server, and the shared state every supervisor and view reads:
+//! each change is stamped with the store version it makes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use serde_json::value::RawValue;
+use tokio::runtime::Handle;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{DEFAULT_TIMEOUT, ServerState, TransportSpec, sanitize};
+use crate::listed_tool::{ListedTool, normalize_schema};
+use crate::lock::{lock, read};
+use crate::session::{Hooks, Session};
+
+use super::catalog::Slot;
+use super::search::ViewIndex;
+use super::{Phase, STORE_CLIENT, StoreOptions};
+
+#[derive(Debug, Clone)]
+pub(super) struct State {
+    pub(super) phase: Phase,
+    pub(super) last_error: Option<String>,
+    pub(super) tools: Arc<Vec<ListedTool>>,
+    pub(super) connected_at: Option<SystemTime>,
+    pub(super) restarts: u32,
+    /// Whether `tools` come from the catalog, not yet from the live server.
+    pub(super) cached: bool,
+    /// The store version of this state's latest change.
+    pub(super) revision: u64,
+}
+
+/// One configured server and what its supervisor knows of it.
+pub(super) struct Service {
+    pub(super) agent: Option<String>,
+    pub(super) local: String,
+    pub(super) global: String,
+    pub(super) remote: bool,
+    /// The server's own `timeout` and `maxTotalTimeout`, the defaults for its calls.
+    pub(super) timeout: Duration,
+    pub(super) max_total: Option<Duration>,
+    pub(super) state: watch::Sender<State>,
+    pub(super) session: watch::Sender<Option<Arc<Session>>>,
+    pub(super) stop: CancellationToken,
+    pub(super) supervisor: Mutex<Option<JoinHandle<()>>>,
+    /// Where its listings are kept on disk, unless the store keeps no catalog.
+    pub(super) slot: Option<Arc<Slot>>,
+    /// Cancelled once a call or a listing needs a lazy server: then it starts.
+    pub(super) wanted: CancellationToken,
+}
+
+impl Service {
+    pub(super) fn view_name(&self, agent: Option<&str>) -> &str {
+        if agent.is_some() {
+            &self.local
+        } else {
+            &self.global
+        }
+    }
+
+    pub(super) fn client_id(&self) -> String {
+        match &self.agent {
+            Some(agent) => format!("{agent}:{}", self.local),
+            None => format!("{STORE_CLIENT}:{}", self.local),
+        }
+    }
+}
+
+/// How a service begins: its first state, and what it knows of its server.
+pub(super) struct Start {
+    pub(super) phase: Phase,
+    pub(super) last_error: Option<String>,
+    pub(super) remote: bool,
+    pub(super) timeout: Duration,
+    pub(super) max_total: Option<Duration>,
+    pub(super) slot: Option<Arc<Slot>>,
+    /// The catalog's tools of its last listing, if any.
+    pub(super) tools: Arc<Vec<ListedTool>>,
+}
+
+impl Start {
+    pub(super) fn of(state: &ServerState, options: &StoreOptions) -> Start {
+        let mut start = Start {
+            phase: Phase::Disabled,
+            last_error: None,
+            remote: false,
+            timeout: DEFAULT_TIMEOUT,
+            max_total: None,
+            slot: None,
+            tools: Arc::default(),
+        };
+        match state {
+            ServerState::Disabled => {}
+            ServerState::Invalid(reason) => {
+                start.phase = Phase::Failed;
+                start.last_error = Some(reason.clone());
+            }
+            ServerState::Enabled(spec) => {
+                start.phase = match spec.lazy || options.lazy {
+                    true => Phase::Lazy,
+                    false => Phase::Initializing,
+                };
+                start.remote = matches!(spec.transport, TransportSpec::Remote(_));
+                start.timeout = spec.timeout;
+                start.max_total = spec.max_total_timeout;
+                let slot = options.catalog.as_ref().map(|dir| Slot::new(dir, spec));
+                if let Some(tools) = slot.as_ref().and_then(|slot| slot.read()) {
+                    start.tools = normalized(tools);
+                }
+                start.slot = slot.map(Arc::new);
+            }
+        }
+        start
+    }
+}
+
+pub(super) struct Inner {
+    pub(super) services: RwLock<Vec<Arc<Service>>>,
+    /// Per agent, the store version at the latest addition or removal of one of its
+    /// services. The store view needs none: it sees every change, so its revision is
+    /// the version itself.
+    pub(super) membership: Mutex<HashMap<String, u64>>,
+    pub(super) version: watch::Sender<u64>,
+    pub(super) hooks: Hooks,
+    pub(super) options: StoreOptions,
+    /// Calls waiting for their server to connect, to abort them by id.
+    pub(super) waiting: Mutex<HashMap<u64, CancellationToken>>,
+    /// Where a waiting call waits: calls start on any thread, the JS thread included.
+    pub(super) runtime: Handle,
+    /// Each view's search index, built when first searched at a revision.
+    pub(super) indexes: Mutex<HashMap<Option<String>, Arc<ViewIndex>>>,
+}
+
+impl Inner {
+    /// Applies `change` to the state of `service`, stamped with the next version, and only
+    /// then tells the store's listeners: a listener always sees the change it is told of.
+    pub(super) fn change(&self, service: &Service, change: impl FnOnce(&mut State)) {
+        self.version.send_modify(|version| {
+            *version += 1;
+            service.state.send_modify(|state| {
+                change(state);
+                state.revision = *version;
+            });
+        });
+    }
+
+    /// Stamps with the next version the membership of `views`: a service was added to or
+    /// removed from them. Then tells the store's listeners.
+    pub(super) fn membership_changed(&self, views: Members<'_>) {
+        self.version.send_modify(|version| {
+            *version += 1;
+            let mut membership = lock(&self.membership);
+            match views {
+                Members::Of(None) => {}
+                Members::Of(Some(agent)) => {
+                    membership.insert(agent.to_owned(), *version);
+                }
+                Members::All => membership.values_mut().for_each(|v| *v = *version),
+            }
+        });
+    }
+
+    pub(super) fn membership_revision(&self, agent: &str) -> u64 {
+        let membership = lock(&self.membership);
+        membership.get(agent).copied().unwrap_or(0)
+    }
+
+    pub(super) fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
+        read(&self.services)
+    }
+
+    /// Starts a lazy server: a call or a listing needs it now.
+    pub(super) fn want(&self, service: &Service) {
+        if service.state.borrow().phase == Phase::Lazy {
+            self.change(service, |s| s.phase = Phase::Initializing);
+        }
+        service.wanted.cancel();
+    }
+
+    pub(super) fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
+        lock(&self.waiting)
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Members<'a> {
+    /// The views that see the services of one agent (`None`: of the store itself): the
+    /// store view, and the agent's own.
+    Of(Option<&'a str>),
+    /// Every view.
+    All,
+}
+
+/// Tools as the store keeps them: each schema normalised once, when it is listed, not
+/// on every listing.
+pub(super) fn normalized(mut tools: Vec<ListedTool>) -> Arc<Vec<ListedTool>> {
+    for tool in &mut tools {
+        let schema = normalize_schema(&tool.input_schema, false);
+        // Always JSON: normalising writes an object of the members it read.
+        if let Ok(schema) = RawValue::from_string(schema) {
+            tool.input_schema = schema;
+        }
+    }
+    Arc::new(tools)
+}
+
+/// A store-level service keeps its name; an agent's is `<local>by<agent>`, sanitized.
+/// Either gets `_2`, `_3`, ... when the name is taken.
+pub(super) fn unique_global_name(
+    services: &[Arc<Service>],
+    agent: Option<&str>,
+    local: &str,
+) -> String {
+    let base = match agent {
+        None => local.to_owned(),
+        Some(agent) => sanitize(&format!("{local}by{agent}")),
+    };
+    let taken = |name: &str| services.iter().any(|s| s.global == name);
+    if !taken(&base) {
+        return base;
+    }
+    (2..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|name| !taken(name))
+        .expect("an unbounded range")
+}
