@@ -24,8 +24,8 @@ use super::request_meta;
 use crate::config::{ProtocolChoice, RemoteSpec, ServerSpec, TransportSpec};
 use crate::redact::Redactor;
 use crate::transport::http;
-use crate::transport::local::lines::{LineTransport, LineWriter};
 use crate::transport::local::ChildProcess;
+use crate::transport::local::lines::{LineTransport, LineWriter};
 
 /// A session's parts once its opening succeeded.
 pub struct Opened {

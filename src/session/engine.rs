@@ -35,8 +35,8 @@ use super::handler::Shared;
 use super::wording::{answered_with_error, bad_arguments, closed_before};
 use crate::lock::lock;
 use crate::tool_result::InputRequired;
-use crate::transport::local::Exit;
 use crate::transport::local::ChildProcess;
+use crate::transport::local::Exit;
 
 pub use self::line_wire::{Incoming, LineWire};
 pub use self::peer_wire::PeerWire;
