@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-mod env_file;
-mod expand;
+pub(crate) mod env_file;
+pub(crate) mod expand;
 mod oauth;
 pub mod schema;
 

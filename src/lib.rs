@@ -6,6 +6,8 @@ pub mod auth;
 pub mod config;
 pub mod duration;
 pub mod elicitation;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;

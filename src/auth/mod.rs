@@ -9,7 +9,7 @@
 
 mod assertion;
 mod client;
-mod endpoint_policy;
+pub(crate) mod endpoint_policy;
 mod flow;
 mod keyed;
 mod loopback;

@@ -220,7 +220,7 @@ fn relating(related: Related, sent: Option<RequestId>, response: PostResult) -> 
 }
 
 /// The id of an `elicitation/create` request, if `data` is one.
-fn elicitation_id(data: &str) -> Option<RequestId> {
+pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
     #[derive(serde::Deserialize)]
     struct Head {
         id: RequestId,
