@@ -7,6 +7,7 @@ pub mod legacy_sse;
 pub mod lines;
 pub mod reaper;
 mod spawn;
+mod start_error;
 pub mod stdio;
 mod tls;
 

@@ -49,8 +49,10 @@ impl ChildProcess {
             env: environment(spec),
             cwd: spec.cwd.as_deref(),
         };
-        let started = spawn::start(&command)
-            .map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
+        let started = spawn::start(&command).map_err(|e| {
+            let own_path = spec.env.iter().any(|(name, _)| name == "PATH");
+            super::start_error::explain(&spec.program, &command.env, own_path, &e)
+        })?;
         let lease = Arc::new(Lease::new(started.pid));
         let stderr = match pipe::Receiver::from_owned_fd(started.stderr) {
             Ok(stderr) => stderr,
