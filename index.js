@@ -4,6 +4,7 @@
 import * as native from "./binding.js"
 
 import { callQueue, runToolCall } from "./js/call.js"
+import { configSource } from "./js/config-source.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { safeLine } from "./js/terminal.js"
 
@@ -14,9 +15,6 @@ export { serveStoreApi } from "./js/store-api.js"
 
 // Server process trees must not outlive this process, even when nobody called close().
 process.on("exit", native.killAllServers)
-
-const configSource = (input) =>
-  typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
 
 const report = (lines) => {
   for (const line of lines) process.stderr.write(`[toolnexus] ${safeLine(line)}\n`)

@@ -5,15 +5,13 @@
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
 import { callQueue, runToolCall, withOrigin } from "./call.js"
+import { configSource } from "./config-source.js"
 import { bridgeOAuth } from "./oauth.js"
 
 const STORE = Symbol("store view")
 
 // Each native store's call queue (see `callQueue`), which settles its calls.
 const queues = new WeakMap()
-
-const configSource = (input) =>
-  typeof input === "string" ? { path: input } : { json: JSON.stringify(input) ?? "null" }
 
 /**
  * Freezes `root` and everything reachable from it (plain JSON data only). Iterative: a

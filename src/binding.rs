@@ -28,6 +28,7 @@ use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::normalize_schema;
+use crate::lock::lock;
 use crate::session::{CallSpec, Hooks, Logger};
 use crate::transport::groups;
 
@@ -181,7 +182,7 @@ impl McpInventoryHandle {
     /// `{ tools: { [server]: [{ name, description }] }, status, servers, failures }`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
-        std::mem::take(&mut *self.summary.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *lock(&self.summary))
     }
 
     /// The schema of tool number `index` of `server`, normalised. Keyed on the server's
@@ -308,7 +309,7 @@ impl McpSourceHandle {
     /// once when the load finished. Schemas are left out: see `inputSchema`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
-        std::mem::take(&mut *self.summary.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *lock(&self.summary))
     }
 
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its

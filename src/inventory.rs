@@ -83,7 +83,7 @@ pub async fn connect_all(
                                 (Status::Failed, None, None, version)
                             }
                             Err((Failure::Reason(reason), version)) => {
-                                (Status::Failed, Some(reason), None, version)
+                                (Status::Failed, Some(reason.into_text()), None, version)
                             }
                         }
                     }

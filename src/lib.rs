@@ -11,6 +11,7 @@ pub mod fuzzing;
 pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;
+mod lock;
 pub mod redact;
 pub mod session;
 pub mod store;

@@ -102,12 +102,6 @@ pub fn normalize_schema(schema: &RawValue, closed: bool) -> String {
     out
 }
 
-/// Serialises JSON text as the JSON it is.
-pub fn raw_json<S: serde::Serializer>(json: &str, serializer: S) -> Result<S::Ok, S::Error> {
-    let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
-    serde::Serialize::serialize(raw, serializer)
-}
-
 /// Appends `"key":value` to an object being written, after a comma unless it is the first.
 fn member(out: &mut String, key: &str, value: &str) {
     if !out.ends_with('{') {

@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
 use crate::inventory::in_parallel;
 use crate::listed_tool::{ListedTool, normalize_schema};
+use crate::lock::{lock, read, write};
 use crate::session::{CallId, CallSink, CallSpec, Hooks, Session};
 use crate::tool_names;
 use crate::tool_result::ToolOutput;
@@ -158,7 +159,7 @@ impl Inner {
     fn membership_changed(&self, views: Members<'_>) {
         self.version.send_modify(|version| {
             *version += 1;
-            let mut membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+            let mut membership = lock(&self.membership);
             match views {
                 Members::Of(None) => {}
                 Members::Of(Some(agent)) => {
@@ -170,16 +171,16 @@ impl Inner {
     }
 
     fn membership_revision(&self, agent: &str) -> u64 {
-        let membership = self.membership.lock().unwrap_or_else(|e| e.into_inner());
+        let membership = lock(&self.membership);
         membership.get(agent).copied().unwrap_or(0)
     }
 
     fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
-        self.services.read().unwrap_or_else(|e| e.into_inner())
+        read(&self.services)
     }
 
     fn waiting(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancellationToken>> {
-        self.waiting.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.waiting)
     }
 }
 
@@ -264,7 +265,7 @@ impl Store {
             let service = self.register(agent, &entry.name, &entry.state);
             if let ServerState::Enabled(spec) = entry.state {
                 let task = tokio::spawn(supervisor::run(self.inner.clone(), service.clone(), spec));
-                *service.supervisor.lock().unwrap_or_else(|e| e.into_inner()) = Some(task);
+                *lock(&service.supervisor) = Some(task);
             }
         }
         if added {
@@ -287,11 +288,7 @@ impl Store {
             ServerState::Enabled(spec) => spec.max_total_timeout,
             _ => None,
         };
-        let mut services = self
-            .inner
-            .services
-            .write()
-            .unwrap_or_else(|e| e.into_inner());
+        let mut services = write(&self.inner.services);
         let service = Arc::new(Service {
             agent: agent.map(str::to_owned),
             local: local.to_owned(),
@@ -318,11 +315,7 @@ impl Store {
     /// Stops and forgets a server; its process tree is ended by its supervisor.
     pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
         let removed = {
-            let mut services = self
-                .inner
-                .services
-                .write()
-                .unwrap_or_else(|e| e.into_inner());
+            let mut services = write(&self.inner.services);
             let index = services
                 .iter()
                 .position(|s| s.agent.as_deref() == agent && s.local == name);
@@ -521,22 +514,12 @@ impl Store {
 
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
-        let services: Vec<_> = self
-            .inner
-            .services
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-            .collect();
+        let services: Vec<_> = write(&self.inner.services).drain(..).collect();
         for service in &services {
             service.stop.cancel();
         }
         for service in services {
-            let task = service
-                .supervisor
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .take();
+            let task = lock(&service.supervisor).take();
             if let Some(task) = task {
                 let _ = task.await;
             }

@@ -4,13 +4,15 @@
 #![cfg(target_os = "linux")]
 
 use std::sync::{Arc, Mutex};
+
 use std::time::Duration;
+use tokio::sync::mpsc;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use toolnexus::config::{ConfigInput, McpConfig};
 use toolnexus::inventory::{self, Source};
-use toolnexus::session::{CallOptions, Progress};
+use toolnexus::session::{CallSink, CallSpec, Progress, Session};
 use toolnexus::tool_result::ToolOutput;
 
 /// Answers initialize, tools/list and tools/call by pattern, one line per line (`-u`:
@@ -46,7 +48,64 @@ async fn call(source: &Source, tool: &str, args: &str, timeout: Duration) -> Too
         cancel: &CancellationToken::new(),
         on_progress: None,
     };
-    source.sessions[0].call_tool(tool, args, options).await
+    call_tool(&source.sessions[0], tool, args, options).await
+}
+
+/// How one awaited call is run.
+struct CallOptions<'a> {
+    timeout: Duration,
+    max_total: Option<Duration>,
+    cancel: &'a CancellationToken,
+    /// Returns false when it cannot take more now: the call is then aborted.
+    on_progress: Option<&'a (dyn Fn(Progress) -> bool + Send + Sync)>,
+}
+
+/// Hands a call's events to the test awaiting it: `Err` carries progress.
+struct ChannelSink(mpsc::UnboundedSender<Result<ToolOutput, Progress>>);
+
+impl CallSink for ChannelSink {
+    fn progress(&self, _call: u64, progress: Progress) {
+        let _ = self.0.send(Err(progress));
+    }
+
+    fn done(&self, _call: u64, output: ToolOutput) {
+        let _ = self.0.send(Ok(output));
+    }
+}
+
+/// Starts a call and waits for its outcome, aborting it when `cancel` fires.
+async fn call_tool(
+    session: &Session,
+    tool: &str,
+    args: &str,
+    options: CallOptions<'_>,
+) -> ToolOutput {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let spec = CallSpec {
+        timeout: options.timeout,
+        max_total: options.max_total,
+        wants_progress: options.on_progress.is_some(),
+    };
+    let id = session.start_call(tool, args, spec, Arc::new(ChannelSink(tx)));
+    let mut aborted = false;
+    loop {
+        tokio::select! {
+            event = events.recv() => match event.expect("the outcome comes") {
+                Ok(output) => return output,
+                Err(progress) => if let Some(on_progress) = options.on_progress
+                    && !on_progress(progress)
+                    && !aborted
+                {
+                    aborted = true;
+                    session.abort_call(id);
+                },
+            },
+            _ = options.cancel.cancelled(), if !aborted => {
+                aborted = true;
+                session.abort_call(id);
+            }
+        }
+    }
 }
 
 const LONG: Duration = Duration::from_secs(10);
@@ -133,9 +192,7 @@ async fn progress_arrives_before_the_result() {
         cancel: &CancellationToken::new(),
         on_progress: Some(&record),
     };
-    let output = source.sessions[0]
-        .call_tool("progress", "{}", options)
-        .await;
+    let output = call_tool(&source.sessions[0], "progress", "{}", options).await;
     assert_eq!(output, ToolOutput::text("done".into()));
     let progress = Progress {
         progress: 1.0,
@@ -166,7 +223,7 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
         cancel.cancel();
     };
     let (output, ()) = tokio::join!(
-        source.sessions[0].call_tool("silent", "{}", options),
+        call_tool(&source.sessions[0], "silent", "{}", options),
         aborting
     );
     assert_eq!(

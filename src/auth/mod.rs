@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 pub use client::OAuthClient;
 pub use store::{FileTokenStore, TokenStore};
 
+use crate::lock::lock;
 use rmcp::transport::auth::AuthError;
 use tokio::sync::watch;
 
@@ -65,7 +66,7 @@ impl OAuthHooks {
     }
 
     /// Counts server `name` as signing in while the guard lives.
-    fn person_signing_in(&self, name: &str) -> SigningIn {
+    pub(crate) fn person_signing_in(&self, name: &str) -> SigningIn {
         self.signing_in.send_modify(|names| {
             names.insert(name.to_owned());
         });
@@ -97,7 +98,7 @@ impl Default for OAuthHooks {
 }
 
 /// A person signing in to one server (see `OAuthHooks::signing_in`).
-struct SigningIn {
+pub(crate) struct SigningIn {
     names: Arc<watch::Sender<HashSet<String>>>,
     name: String,
 }
@@ -108,10 +109,6 @@ impl Drop for SigningIn {
             names.remove(&self.name);
         });
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// What a failed sign-in says, for a person.

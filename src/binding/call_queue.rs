@@ -23,6 +23,7 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::bounded::kib;
+use crate::lock::lock;
 use crate::session::{CallSink, Logger, Progress};
 use crate::tool_result::ToolOutput;
 use crate::transport::lines::cork;
@@ -163,7 +164,7 @@ impl CallQueue {
 
 impl Shared {
     fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.events.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.events)
     }
 
     /// Everything queued so far; on the JS thread, as its threadsafe function runs.

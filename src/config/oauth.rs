@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{Context, expanded, json_kind};
+use super::Context;
+use super::entry::{expanded, json_kind};
 
 /// How a remote server is signed in to, when it asks.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,39 +1,45 @@
 //! The one request engine of a session, whatever the transport and the era: one table of
-//! the requests in flight (`tools/call` and `tools/list` pages) with their clocks, their
-//! progress and their caller, one decoder of their answers, and the rounds of a
-//! multi-round-trip request. A [`Wire`] carries each request to the server; its answer
-//! comes back through [`Engine::reply`] (or, over stdio, straight off the incoming lines:
-//! see `stdio`). Timeouts are one sweeper task per session, not a timer per call.
+//! the requests in flight (`tools/call`, `tools/list` pages and whatever else a session
+//! awaits) with their clocks, their progress and their caller, one decoder of their
+//! answers, and the rounds of a multi-round-trip request. A [`Wire`] carries each request
+//! to the server; its answer comes back through [`Engine::reply`] (or, over stdio,
+//! straight off the incoming lines: see `line_wire`). Timeouts are one sweeper task per
+//! session, not a timer per request.
 
-mod peer;
+pub mod call;
+mod ending;
+mod line_wire;
+mod params;
+mod peer_wire;
+pub mod request;
 pub mod rounds;
-mod stdio;
 mod sweep;
+#[cfg(test)]
+mod tests;
+pub mod timer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
-use serde_json::value::RawValue;
 use tokio::runtime::Handle;
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::Notify;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::clock::Clock;
-use super::handler::{Asking, Shared};
-use super::wording::{
-    aborted, answered_with_error, bad_arguments, closed_before, closed_during, during, failed,
-    unexpected_response,
-};
-use super::{CallSink, CallSpec, Progress};
-use crate::listed_tool::{Page, PageParts};
-use crate::tool_result::{self, InputRequired, Outcome, ToolOutput};
+use self::call::{Call, CallSink, CallSpec, Progress};
+use self::request::{Caller, Decoded, Kind, Waiter};
+use self::timer::Clock;
+use super::error::{Error, Failure, Kind as ErrorKind, Reply};
+use super::handler::Shared;
+use super::wording::{answered_with_error, bad_arguments, closed_before};
+use crate::lock::lock;
+use crate::tool_result::InputRequired;
 use crate::transport::reaper::Exit;
 use crate::transport::stdio::ChildProcess;
 
-pub use self::peer::PeerWire;
-pub use self::stdio::{Incoming, StdioWire};
+pub use self::line_wire::{Incoming, LineWire};
+pub use self::peer_wire::PeerWire;
 
 /// A server looping on input-required results is given up after this many rounds.
 pub const MAX_ROUNDS: u32 = 16;
@@ -53,24 +59,11 @@ pub trait Wire: Send + Sync {
     fn cancel(&self, id: u64, reason: &'static str);
 }
 
-/// How a request was answered.
-pub enum Reply<'a> {
-    Result(&'a RawValue),
-    /// A JSON-RPC error, by its message.
-    Error(String),
-    /// The exchange broke; the reason is composed for the request's phase.
-    Broken(&'a dyn Fn(&str) -> String),
-    /// The request's own response stream ended before its answer, the connection being
-    /// otherwise fine (streamable HTTP). In the 2026-07-28 revision, which cannot resume a
-    /// stream, a call is then sent once more; otherwise this is `Broken` with `reason`.
-    Interrupted(&'a dyn Fn(&str) -> String),
-}
-
 pub struct Engine {
     me: Weak<Engine>,
     shared: Arc<Shared>,
     wire: Box<dyn Wire>,
-    /// The local server, whose exit ends the calls.
+    /// The local server, whose exit ends the requests.
     child: Option<Arc<ChildProcess>>,
     runtime: Handle,
     table: Mutex<Table>,
@@ -83,8 +76,6 @@ pub struct Engine {
 
 struct Table {
     pending: HashMap<u64, Pending>,
-    /// Pages of `tools/list` being waited for.
-    listings: HashMap<u64, oneshot::Sender<PageResult>>,
     state: State,
     /// When the sweeper wakes next, if it plans to.
     sweep_at: Option<Instant>,
@@ -99,28 +90,50 @@ enum State {
     Closed,
 }
 
-/// A `tools/call` in flight, under the id of its current round's request.
+/// A request in flight, under the id of its current round's request.
 struct Pending {
     /// The id its caller knows it by: its first request's.
-    call: u64,
-    tool: Arc<str>,
-    /// The arguments' JSON text, for the request of a later round.
-    args: Arc<str>,
+    origin: u64,
+    caller: Arc<dyn Caller>,
+    method: &'static str,
+    /// What its failures name: `tools/call "x"`, `tools/list`.
+    phase: Arc<str>,
+    /// Its params' own members as JSON text, for the request of each round.
+    members: Arc<str>,
+    /// Whether its requests carry a progress token (calls do).
+    progress_token: bool,
     clock: Clock,
-    wants_progress: bool,
-    sink: Arc<dyn CallSink>,
     /// Rounds answered so far.
     rounds: u32,
     /// The answers to the last round and what it asked, sent with each request of the
     /// next one.
     answered: Option<(String, InputRequired)>,
-    /// Whether a request of this call was sent again after its response stream broke.
+    /// Whether it was sent again after its response stream broke.
     resent: bool,
     /// The request id of the transport below, when it tells which elicitations are this
-    /// call's (streamable HTTP).
+    /// request's (streamable HTTP).
     wire_request: Option<rmcp::model::RequestId>,
     /// Set while a person answers what the server asked: nothing is in flight.
     asking: Option<CancellationToken>,
+}
+
+impl Pending {
+    fn new(origin: u64, caller: Arc<dyn Caller>, method: &'static str, phase: Arc<str>) -> Self {
+        Pending {
+            origin,
+            caller,
+            method,
+            phase,
+            members: "".into(),
+            progress_token: false,
+            clock: Clock::new(Duration::MAX, None, false),
+            rounds: 0,
+            answered: None,
+            resent: false,
+            wire_request: None,
+            asking: None,
+        }
+    }
 }
 
 impl Engine {
@@ -138,7 +151,6 @@ impl Engine {
             runtime: Handle::current(),
             table: Mutex::new(Table {
                 pending: HashMap::new(),
-                listings: HashMap::new(),
                 state: State::Open,
                 sweep_at: None,
             }),
@@ -174,11 +186,7 @@ impl Engine {
     }
 
     fn table(&self) -> MutexGuard<'_, Table> {
-        self.table.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn failed(&self, reason: String) -> ToolOutput {
-        failed(&self.shared.server, reason)
+        lock(&self.table)
     }
 
     /// Sends `tools/call`; the outcome goes to `sink` under `id`. Never blocks.
@@ -190,45 +198,73 @@ impl Engine {
         spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
-        let Some(args) = stdio::one_line_object(args_json) else {
+        let Some(args) = line_wire::one_line_object(args_json) else {
             return sink.done(id, bad_arguments(&self.shared.server, tool));
         };
-        {
-            let table = self.table();
-            match table.state {
-                State::Open | State::Ending => {}
-                State::Gone(status) => {
-                    drop(table);
-                    return self.fail_gone(status, vec![(id, tool.into(), sink)]);
-                }
-                State::Closed => {
-                    drop(table);
-                    return sink.done(id, self.failed(closed_before(tool)));
-                }
+        let caller = Arc::new(Call {
+            id,
+            server: self.shared.server.as_str().into(),
+            tool: tool.into(),
+            sink,
+            wants_progress: spec.wants_progress,
+        });
+        let mut pending = Pending::new(id, caller, "tools/call", Call::phase(tool));
+        let name = serde_json::Value::from(tool);
+        pending.members = format!("\"name\":{name},\"arguments\":{args}").into();
+        pending.progress_token = true;
+        let state = self.table().state;
+        match state {
+            State::Open | State::Ending => {}
+            State::Gone(status) => return self.fail_gone(status, vec![pending]),
+            State::Closed => {
+                let closed = Error::other(closed_before(&pending.phase));
+                return pending.caller.fail(closed.into());
             }
         }
         let paused = self.shared.eliciting.borrow().pauses(None);
-        let pending = Pending {
-            call: id,
-            tool: tool.into(),
-            args: args.into(),
-            clock: Clock::new(spec.timeout, spec.max_total, paused),
-            wants_progress: spec.wants_progress,
-            sink,
-            rounds: 0,
-            answered: None,
-            resent: false,
-            wire_request: None,
-            asking: None,
-        };
-        self.send_call(id, pending);
+        pending.clock = Clock::new(spec.timeout, spec.max_total, paused);
+        self.send(id, pending);
+    }
+
+    /// Sends a request of `kind` with `members` (its params' members as JSON text), timed
+    /// by `timeout`; resolves with its result, or why there is none. Dropping the future
+    /// gives the request up, as `cancel` does.
+    pub async fn request<T: Send + 'static>(
+        &self,
+        kind: &'static Kind<T>,
+        members: String,
+        timeout: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<T, Failure> {
+        let id = call::next_id();
+        let (waiter, answer) = Waiter::new(kind);
+        let mut pending = Pending::new(id, Arc::new(waiter), kind.method, kind.method.into());
+        pending.members = members.into();
+        {
+            let State::Open = self.table().state else {
+                let phase = kind.method;
+                return Err(Error::broken(format!("closed the connection during {phase}")).into());
+            };
+        }
+        let paused = self.shared.eliciting.borrow().pauses(None);
+        pending.clock = Clock::new(timeout, None, paused);
+        let _give_up = GiveUp(self, id);
+        self.send(id, pending);
+        tokio::select! {
+            answer = answer => answer.unwrap_or(Err(Failure::Aborted)),
+            _ = cancel.cancelled() => Err(Failure::Aborted),
+        }
     }
 
     /// Registers `pending` under request `id` and sends its request: the first, or a
     /// later round's with the answers to what the server asked.
-    fn send_call(&self, id: u64, pending: Pending) {
-        let params = call_params(id, &pending, self.meta());
-        let tool = pending.tool.clone();
+    fn send(&self, id: u64, pending: Pending) {
+        let params = params::compose(id, &pending, self.meta());
+        let (method, caller, phase) = (
+            pending.method,
+            pending.caller.clone(),
+            pending.phase.clone(),
+        );
         {
             let mut table = self.table();
             if let Some(deadline) = pending.clock.deadline()
@@ -242,288 +278,60 @@ impl Engine {
         let Some(me) = self.me.upgrade() else {
             return;
         };
-        if let Err(refused) = self.wire.send(&me, id, "tools/call", params)
-            && let Some(call) = self.table().pending.remove(&id)
+        if let Err(refused) = self.wire.send(&me, id, method, params)
+            && self.table().pending.remove(&id).is_some()
         {
-            let reason = format!("{refused}; {} was not sent", during(&tool));
-            call.sink.done(call.call, self.failed(reason));
+            caller.fail(Error::other(format!("{refused}; {phase} was not sent")).into());
         }
-    }
-
-    /// One page of `tools/list`, or what the server asks before it gives it; `round`
-    /// holds the answers to what it asked last. Unbounded: the caller bounds it.
-    pub async fn list_tools_page(
-        &self,
-        cursor: Option<&str>,
-        round: Option<(&str, &InputRequired)>,
-    ) -> PageResult {
-        let id = super::next_call_id();
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut table = self.table();
-            let State::Open = table.state else {
-                return Err("closed the connection during tools/list".to_owned());
-            };
-            table.listings.insert(id, tx);
-        }
-        let _forget = ForgetListing(self, id);
-        let mut params: Vec<String> = Vec::new();
-        if let Some(cursor) = cursor {
-            params.push(format!("\"cursor\":{}", serde_json::Value::from(cursor)));
-        }
-        params.extend(round_members(round));
-        if let Some(meta) = self.meta().strip_prefix(',') {
-            params.push(format!("\"_meta\":{{{meta}}}"));
-        }
-        let params = format!("{{{}}}", params.join(","));
-        let me = self
-            .me
-            .upgrade()
-            .ok_or("closed the connection during tools/list")?;
-        self.wire
-            .send(&me, id, "tools/list", params)
-            .map_err(|e| format!("could not send tools/list: {e}"))?;
-        rx.await
-            .unwrap_or_else(|_| Err("closed the connection during tools/list".to_owned()))
     }
 
     /// Notes the transport's own id for request `id` (see `Pending::wire_request`).
     pub fn bind(&self, id: u64, request: rmcp::model::RequestId) {
-        if let Some(call) = self.table().pending.get_mut(&id) {
-            call.wire_request = Some(request);
-        }
-    }
-
-    /// The caller gave up call `id`: the server is told, the call ends as aborted.
-    pub fn abort(&self, id: u64) {
-        let found = {
-            let mut table = self.table();
-            let key = if table.pending.contains_key(&id) {
-                Some(id)
-            } else {
-                table
-                    .pending
-                    .iter()
-                    .find_map(|(key, call)| (call.call == id).then_some(*key))
-            };
-            key.and_then(|key| table.pending.remove(&key).map(|call| (key, call)))
-        };
-        let Some((key, call)) = found else {
-            return;
-        };
-        match &call.asking {
-            // Nothing is in flight at the server while a person is asked.
-            Some(asking) => asking.cancel(),
-            None => self.wire.cancel(key, "aborted by the client"),
-        }
-        call.sink
-            .done(call.call, aborted(&self.shared.server, &call.tool));
-    }
-
-    /// Ends every call in flight; later calls fail at once. Idempotent.
-    pub fn close(&self) {
-        let pending = {
-            let mut table = self.table();
-            table.state = State::Closed;
-            table.listings.clear();
-            std::mem::take(&mut table.pending)
-        };
-        self.nudge.notify_one();
-        for call in pending.into_values() {
-            if let Some(asking) = &call.asking {
-                asking.cancel();
-            }
-            call.sink
-                .done(call.call, self.failed(closed_during(&call.tool)));
+        if let Some(pending) = self.table().pending.get_mut(&id) {
+            pending.wire_request = Some(request);
         }
     }
 
     /// Request `id` was answered.
     pub fn reply(&self, id: u64, reply: Reply<'_>) {
-        let call = {
-            let mut table = self.table();
-            if let Some(listing) = table.listings.remove(&id) {
-                let _ = listing.send(page(reply));
-                return;
-            }
-            table.pending.remove(&id)
-        };
-        let Some(mut call) = call else {
+        let Some(mut pending) = self.table().pending.remove(&id) else {
             // Answered after a timeout or an abort: nobody is waiting.
             return;
         };
-        let during = during(&call.tool);
-        let unexpected = || self.failed(unexpected_response(&during));
-        let output = match reply {
-            Reply::Result(result) => match tool_result::decode_outcome(result.get()) {
-                Some(Outcome::Complete(output)) => output,
-                Some(Outcome::InputRequired(_)) if call.rounds >= MAX_ROUNDS => {
-                    self.failed(format!(
-                        "asked for input more than {MAX_ROUNDS} times during {during}; the call was given up"
-                    ))
-                }
-                Some(Outcome::InputRequired(asked)) => {
-                    call.asking = Some(CancellationToken::new());
-                    return self.ask(id, call, asked);
-                }
-                None => unexpected(),
+        let phase = pending.phase.clone();
+        let error = match reply {
+            Reply::Result(result) => match pending.caller.decode(result) {
+                Decoded::Done => return,
+                Decoded::InputRequired(_) if pending.rounds >= MAX_ROUNDS => Error::other(format!(
+                    "asked for input more than {MAX_ROUNDS} times during {phase}; {} was given up",
+                    pending.caller.given_up()
+                )),
+                Decoded::InputRequired(asked) => return self.ask(id, pending, asked),
+                Decoded::Unexpected => Error::answered(super::wording::unexpected_response(&phase)),
             },
-            Reply::Error(message) => self.failed(answered_with_error(&during, &message)),
-            Reply::Interrupted(_) if !call.resent && self.modern() => {
-                call.resent = true;
-                return self.send_call(super::next_call_id(), call);
+            Reply::Error { code, message } => Error::new(
+                ErrorKind::Answered { code },
+                answered_with_error(&phase, message),
+            ),
+            Reply::Interrupted(_) if !pending.resent && self.modern() => {
+                pending.resent = true;
+                return self.send(call::next_id(), pending);
             }
-            Reply::Broken(reason) | Reply::Interrupted(reason) => self.failed(reason(&during)),
+            Reply::Broken(broken) | Reply::Interrupted(broken) => broken.during(&phase),
         };
-        call.sink.done(call.call, output);
-    }
-
-    /// Puts what the server asked to the host while the call's clock stands still, then
-    /// sends the next round.
-    fn ask(&self, id: u64, mut call: Pending, asked: InputRequired) {
-        call.clock.set_paused(true);
-        let Some(asking) = call.asking.clone() else {
-            return;
-        };
-        let tool = call.tool.clone();
-        self.table().pending.insert(id, call);
-        let Some(me) = self.me.upgrade() else {
-            return;
-        };
-        self.runtime.spawn(async move {
-            let during = during(&tool);
-            let answers = tokio::select! {
-                answers = rounds::fulfil(&me.shared, &asked.requests, &during) => answers,
-                _ = asking.cancelled() => return,
-            };
-            let Some(mut call) = me.table().pending.remove(&id) else {
-                return;
-            };
-            let responses = match answers {
-                Ok(responses) => responses,
-                Err(refusal) => return call.sink.done(call.call, me.failed(refusal)),
-            };
-            call.asking = None;
-            call.rounds += 1;
-            call.answered = Some((responses, asked));
-            let paused = me.shared.eliciting.borrow().pauses(None);
-            call.clock.set_paused(paused);
-            me.send_call(super::next_call_id(), call);
-        });
+        pending.caller.fail(error.into());
     }
 
     fn progress(&self, id: u64, progress: Progress) {
-        let mut table = self.table();
-        let Some(call) = table.pending.get_mut(&id) else {
-            return;
-        };
-        call.clock.restart();
-        if call.wants_progress {
-            let (sink, caller) = (call.sink.clone(), call.call);
-            drop(table);
-            sink.progress(caller, progress);
-        }
-    }
-
-    /// Times out what is due; returns when to look again (`None`: when nudged), or
-    /// `Err` once closed. While a person signs in to the server (a step-up in the middle
-    /// of a call, say), every call's clock stands still.
-    fn expire(&self, asking: &Asking, signing_in: bool) -> Result<Option<Instant>, ()> {
-        let now = Instant::now();
-        let mut expired = Vec::new();
-        let next = {
+        let caller = {
             let mut table = self.table();
-            if let State::Closed = table.state {
-                return Err(());
-            }
-            let mut next: Option<Instant> = None;
-            table.pending.retain(|id, call| {
-                if call.asking.is_none() {
-                    call.clock
-                        .set_paused(signing_in || asking.pauses(call.wire_request.as_ref()));
-                }
-                match call.clock.deadline() {
-                    Some(deadline) if deadline <= now => {
-                        let reason = call.clock.overrun(&during(&call.tool));
-                        expired.push((*id, call.call, reason, call.sink.clone()));
-                        false
-                    }
-                    Some(deadline) => {
-                        next = Some(next.map_or(deadline, |n| n.min(deadline)));
-                        true
-                    }
-                    None => true,
-                }
-            });
-            table.sweep_at = next;
-            next
-        };
-        for (id, caller, reason, sink) in expired {
-            self.wire.cancel(id, "request timeout");
-            sink.done(caller, self.failed(reason));
-        }
-        Ok(next)
-    }
-
-    /// Fails the call or listing `id` for `reason(phase)`.
-    fn fail_request(&self, id: u64, reason: impl Fn(&str) -> String) {
-        self.reply(id, Reply::Broken(&reason));
-    }
-
-    /// The server's output ended: the calls fail the way it went, once its exit is known.
-    fn ended(&self) {
-        {
-            let mut table = self.table();
-            let State::Open = table.state else {
+            let Some(pending) = table.pending.get_mut(&id) else {
                 return;
             };
-            table.state = State::Ending;
-            table.listings.clear();
-        }
-        let Some(me) = self.me.upgrade() else {
-            return;
+            pending.clock.restart();
+            pending.caller.clone()
         };
-        self.runtime.spawn(async move {
-            let status = match &me.child {
-                Some(child) => child.exit_within(Duration::from_millis(500)).await,
-                None => None,
-            };
-            let pending = {
-                let mut table = me.table();
-                if let State::Closed = table.state {
-                    return;
-                }
-                table.state = State::Gone(status);
-                std::mem::take(&mut table.pending)
-            };
-            let calls = pending
-                .into_values()
-                .map(|c| {
-                    if let Some(asking) = &c.asking {
-                        asking.cancel();
-                    }
-                    (c.call, c.tool, c.sink)
-                })
-                .collect();
-            me.fail_gone(status, calls);
-        });
-    }
-
-    /// Fails `calls` the way the server went: its exit status and stderr when it exited.
-    fn fail_gone(&self, status: Option<Exit>, calls: Vec<(u64, Arc<str>, Arc<dyn CallSink>)>) {
-        let Some(me) = self.me.upgrade() else {
-            return;
-        };
-        self.runtime.spawn(async move {
-            for (id, tool, sink) in calls {
-                let during = during(&tool);
-                let reason = match (status, &me.child) {
-                    (Some(status), Some(child)) => child.describe_exit(status, &during).await,
-                    _ => format!("closed the connection during {during}"),
-                };
-                sink.done(id, me.failed(reason));
-            }
-        });
+        caller.progress(progress);
     }
 }
 
@@ -533,124 +341,12 @@ impl Drop for Engine {
     }
 }
 
-/// A page of tools and the cursor to the next, or why there is none.
-pub type PageResult = Result<Listed, String>;
+/// Gives an awaited request up when its future is dropped or cancelled (a no-op once
+/// it is answered).
+struct GiveUp<'a>(&'a Engine, u64);
 
-/// A `tools/list` answer: a page, or what the server asks first (2026-07-28).
-pub enum Listed {
-    Page(PageParts),
-    InputRequired(InputRequired),
-}
-
-/// A listing's answer as a page.
-fn page(reply: Reply<'_>) -> PageResult {
-    match reply {
-        Reply::Result(result) => match serde_json::from_str::<Page>(result.get()) {
-            Ok(page) => Ok(Listed::Page(page.into_parts())),
-            Err(_) => match tool_result::decode_input_required(result.get()) {
-                Some(asked) => Ok(Listed::InputRequired(asked)),
-                None => Err(unexpected_response("tools/list")),
-            },
-        },
-        Reply::Error(message) => Err(answered_with_error("tools/list", &message)),
-        Reply::Broken(reason) | Reply::Interrupted(reason) => Err(reason("tools/list")),
-    }
-}
-
-/// Stops waiting for a page (it came, timed out or was abandoned).
-struct ForgetListing<'a>(&'a Engine, u64);
-
-impl Drop for ForgetListing<'_> {
+impl Drop for GiveUp<'_> {
     fn drop(&mut self) {
-        self.0.table().listings.remove(&self.1);
-    }
-}
-
-/// A later round's members of a request's params (`"inputResponses":...`): the answers,
-/// and the state the server asked to have echoed; none in the first round.
-fn round_members(round: Option<(&str, &InputRequired)>) -> Option<String> {
-    let (responses, asked) = round?;
-    let mut params = format!("\"inputResponses\":{responses}");
-    if let Some(state) = &asked.state {
-        params.push_str(",\"requestState\":");
-        params.push_str(&serde_json::Value::from(state.as_str()).to_string());
-    }
-    Some(params)
-}
-
-/// The params of a `tools/call` request as JSON text: the arguments passed through as the
-/// caller wrote them; in a later round, the answers and the state the server asked for.
-fn call_params(id: u64, call: &Pending, meta: &str) -> String {
-    let round = call.answered.as_ref();
-    let name = serde_json::Value::from(&*call.tool);
-    let mut params = format!("{{\"name\":{name},\"arguments\":{}", call.args);
-    if let Some(members) = round_members(round.map(|(responses, asked)| (&**responses, asked))) {
-        params.push(',');
-        params.push_str(&members);
-    }
-    params.push_str(&format!(
-        ",\"_meta\":{{\"progressToken\":\"{}{id}\"{meta}}}}}",
-        stdio::ID_PREFIX
-    ));
-    params
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::session::CallSink;
-
-    struct Nobody;
-
-    impl CallSink for Nobody {
-        fn progress(&self, _: u64, _: Progress) {}
-        fn done(&self, _: u64, _: ToolOutput) {}
-    }
-
-    fn pending(tool: &str, args: &str) -> Pending {
-        Pending {
-            call: 7,
-            tool: tool.into(),
-            args: args.into(),
-            clock: Clock::new(Duration::from_secs(1), None, false),
-            wants_progress: false,
-            sink: Arc::new(Nobody),
-            rounds: 0,
-            answered: None,
-            resent: false,
-            wire_request: None,
-            asking: None,
-        }
-    }
-
-    #[tokio::test]
-    async fn a_call_passes_its_arguments_through_with_its_progress_token() {
-        let params = call_params(7, &pending("echo \"x\"", r#"{"text":"a\nb"}"#), "");
-        assert_eq!(
-            params,
-            r#"{"name":"echo \"x\"","arguments":{"text":"a\nb"},"_meta":{"progressToken":"tn-7"}}"#
-        );
-    }
-
-    #[tokio::test]
-    async fn a_later_round_carries_the_answers_the_state_and_the_era() {
-        let asked = InputRequired {
-            requests: serde_json::Map::new(),
-            state: Some("s\"1".into()),
-        };
-        let mut later = pending("t", "{}");
-        later.answered = Some((r#"{"k":{"action":"decline"}}"#.to_owned(), asked));
-        let meta = r#","io.modelcontextprotocol/protocolVersion":"2026-07-28""#;
-        let params = call_params(9, &later, meta);
-        let params: serde_json::Value = serde_json::from_str(&params).expect("JSON");
-        assert_eq!(params["inputResponses"]["k"]["action"], "decline");
-        assert_eq!(params["requestState"], "s\"1");
-        assert_eq!(params["_meta"]["progressToken"], "tn-9");
-        assert_eq!(
-            params["_meta"]["io.modelcontextprotocol/protocolVersion"],
-            "2026-07-28"
-        );
-        let first = call_params(9, &pending("t", "{}"), meta);
-        assert!(!first.contains("requestState") && !first.contains("inputResponses"));
+        self.0.abort(self.1);
     }
 }

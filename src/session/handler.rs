@@ -13,8 +13,10 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
-use super::{Hooks, Progress};
+use super::engine::call::Progress;
+use super::hooks::Hooks;
 use crate::elicitation;
+use crate::lock::lock;
 use crate::redact::Redactor;
 
 /// State shared between the handler (fed by the server) and the session's calls.
@@ -183,8 +185,4 @@ impl ClientHandler for Client {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.0.tools_changed.send_modify(|n| *n += 1);
     }
-}
-
-pub fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }

@@ -23,7 +23,7 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::Value;
 
-use super::Progress;
+use super::engine::call::Progress;
 use super::handler::Shared;
 use super::opening::Unanswered;
 

@@ -24,8 +24,8 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 use serde_json::Value;
 
+use super::error::{Error, Kind};
 use super::wording::{answered_with_error, unexpected_response};
-use super::{StepError, unsupported_version};
 use crate::config::ProtocolChoice;
 
 /// How long a server that has read `server/discover` may leave it unanswered before
@@ -42,21 +42,21 @@ pub type Unanswered = Vec<RequestId>;
 
 /// Where the opening stands.
 #[derive(Default)]
-struct Progress {
+struct Exchange {
     discover_pending: bool,
     initialize_sent: bool,
     /// Why discover was refused, when it was.
     discover_refused: Option<String>,
     initialize_answered: bool,
     /// Why initialize was refused, when it was and discover may still answer.
-    initialize_refused: Option<String>,
+    initialize_refused: Option<Error>,
     discover_retried: bool,
     /// Discover's answer, held while an `initialize` already sent is answered: a server
     /// that accepts both has tied the connection to the 2025 session it opened.
     modern: Option<ServerPeerInfo>,
 }
 
-impl Progress {
+impl Exchange {
     fn unanswered(&self) -> Unanswered {
         let mut ids = Vec::new();
         if self.discover_pending {
@@ -84,14 +84,21 @@ fn discover_id() -> RequestId {
 
 /// Why the opening failed: the server's answers, or the transport's own error.
 pub enum OpenError<E> {
-    Step(StepError),
+    Step(Error),
     Send(E),
 }
 
-impl<E> From<StepError> for OpenError<E> {
-    fn from(step: StepError) -> Self {
+impl<E> From<Error> for OpenError<E> {
+    fn from(step: Error) -> Self {
         OpenError::Step(step)
     }
+}
+
+/// An `initialize` answered with a version this client cannot speak, in words.
+pub fn unsupported_version(version: &ProtocolVersion) -> String {
+    format!(
+        "answered initialize with protocol version \"{version}\", which this client does not support"
+    )
 }
 
 /// Resolves once the server has been silent on discover for long enough that
@@ -107,7 +114,7 @@ pub async fn open<T: Transport<RoleClient>>(
     protocol: ProtocolChoice,
     silence: Option<Silence<'_>>,
 ) -> Result<(ServerPeerInfo, Unanswered), OpenError<T::Error>> {
-    let mut state = Progress::default();
+    let mut state = Exchange::default();
     match protocol {
         ProtocolChoice::Legacy => send_initialize(transport, client, &mut state).await?,
         ProtocolChoice::Auto | ProtocolChoice::Modern => {
@@ -131,12 +138,12 @@ pub async fn open<T: Transport<RoleClient>>(
             }
             // Refused initialize, and still silent on discover: a 2025-era server's refusal.
             _ = tokio::time::sleep(SILENCE), if state.initialize_refused.is_some() => {
-                let reason = state.initialize_refused.unwrap_or_default();
-                return Err(StepError::Answered(reason).into());
+                let refused = state.initialize_refused.take().expect("refused");
+                return Err(refused.into());
             }
         };
         let Some(message) = message else {
-            return Err(StepError::Broken("closed the connection during initialize".into()).into());
+            return Err(Error::broken("closed the connection during initialize").into());
         };
         let (id, answer) = match message {
             JsonRpcMessage::Response(response) => (response.id, Ok(response.result)),
@@ -184,7 +191,8 @@ pub async fn open<T: Transport<RoleClient>>(
                     );
                     let reason = answered_with_error("server/discover", &error.message);
                     if modern_refusal {
-                        return Err(StepError::Answered(reason).into());
+                        let code = Some(error.code.0);
+                        return Err(Error::new(Kind::Answered { code }, reason).into());
                     }
                     state.discover_refused = Some(reason);
                 }
@@ -194,10 +202,10 @@ pub async fn open<T: Transport<RoleClient>>(
                 let reason = format!(
                     "does not speak MCP 2026-07-28, which its \"protocol\" pins: it {refused}"
                 );
-                return Err(StepError::Answered(reason).into());
+                return Err(Error::answered(reason).into());
             }
-            if let Some(reason) = state.initialize_refused.take() {
-                return Err(StepError::Answered(reason).into());
+            if let Some(refused) = state.initialize_refused.take() {
+                return Err(refused.into());
             }
             if !state.initialize_sent {
                 send_initialize(transport, client, &mut state).await?;
@@ -210,7 +218,7 @@ pub async fn open<T: Transport<RoleClient>>(
                         || !result.protocol_version.has_initialize()
                     {
                         let reason = unsupported_version(&result.protocol_version);
-                        return Err(StepError::Answered(reason).into());
+                        return Err(Error::answered(reason).into());
                     }
                     let initialized = ClientNotification::InitializedNotification(
                         InitializedNotification::default(),
@@ -219,7 +227,7 @@ pub async fn open<T: Transport<RoleClient>>(
                     return Ok((result.into(), state.unanswered()));
                 }
                 Ok(_) => {
-                    return Err(StepError::Answered(unexpected_response("initialize")).into());
+                    return Err(Error::answered(unexpected_response("initialize")).into());
                 }
                 Err(_) if state.modern.is_some() => {
                     let peer = state.modern.take().expect("held");
@@ -227,8 +235,14 @@ pub async fn open<T: Transport<RoleClient>>(
                 }
                 Err(error) => {
                     let reason = answered_with_error("initialize", &error.message);
+                    let reason = Error::new(
+                        Kind::Answered {
+                            code: Some(error.code.0),
+                        },
+                        reason,
+                    );
                     if !state.discover_pending {
-                        return Err(StepError::Answered(reason).into());
+                        return Err(reason.into());
                     }
                     // A modern server may refuse initialize and still answer discover.
                     state.initialize_refused = Some(reason);
@@ -277,7 +291,7 @@ async fn send_discover<T: Transport<RoleClient>>(
 async fn send_initialize<T: Transport<RoleClient>>(
     transport: &mut T,
     client: &ClientConfig,
-    state: &mut Progress,
+    state: &mut Exchange,
 ) -> Result<(), OpenError<T::Error>> {
     state.initialize_sent = true;
     let request = ClientRequest::InitializeRequest(InitializeRequest::new(client.clone()));

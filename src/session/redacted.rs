@@ -2,14 +2,17 @@
 
 use std::sync::Arc;
 
-use super::{CallSink, Failure, Progress};
+use super::engine::call::{CallSink, Progress};
+use super::error::Failure;
 use crate::redact::Redactor;
 use crate::tool_result::ToolOutput;
 
 impl Failure {
     pub(super) fn redacted(self, redactor: &Redactor) -> Failure {
         match self {
-            Failure::Reason(reason) => Failure::Reason(redactor.redact_string(reason)),
+            Failure::Reason(error) => {
+                Failure::Reason(error.map_text(|text| redactor.redact_string(text)))
+            }
             aborted => aborted,
         }
     }

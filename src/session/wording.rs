@@ -1,4 +1,4 @@
-//! How a call's failures read: the same for local and remote servers.
+//! How a request's failures read: the same for local and remote servers.
 
 use crate::tool_result::ToolOutput;
 
@@ -24,12 +24,12 @@ pub fn bad_arguments(server: &str, tool: &str) -> ToolOutput {
     ))
 }
 
-pub fn closed_before(tool: &str) -> String {
-    format!("is closed; cannot run {}", during(tool))
+pub fn closed_before(phase: &str) -> String {
+    format!("is closed; cannot run {phase}")
 }
 
-pub fn closed_during(tool: &str) -> String {
-    format!("was closed during {}", during(tool))
+pub fn closed_during(phase: &str) -> String {
+    format!("was closed during {phase}")
 }
 
 pub fn timed_out(phase: &str, timeout: std::time::Duration) -> String {
@@ -53,12 +53,4 @@ pub fn unexpected_response(phase: &str) -> String {
 
 pub fn malformed_response(phase: &str) -> String {
     format!("sent a response to {phase} that is not valid JSON")
-}
-
-/// A call given up because its progress came faster than the host took it.
-pub fn overwhelmed_by_progress(tool: &str) -> String {
-    format!(
-        "sent progress for {} faster than the host could take it; the call was given up",
-        during(tool)
-    )
 }

@@ -22,9 +22,11 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
             // A server that never came up is as failed as in loadMcp: retrying a bad
             // command or a wrong URL only hides the mistake.
             Err(Failure::Reason(reason)) if !connected_once => {
-                return fail(&inner, &service, reason);
+                return fail(&inner, &service, reason.into_text());
             }
-            Err(Failure::Reason(reason)) => inner.change(&service, |s| s.last_error = Some(reason)),
+            Err(Failure::Reason(reason)) => {
+                inner.change(&service, |s| s.last_error = Some(reason.into_text()))
+            }
             Ok((session, tools)) => {
                 connected_once = true;
                 let session = Arc::new(session);
@@ -114,12 +116,12 @@ async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<St
             _ = stale => match session.list_tools(&service.stop).await {
                 Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
                 Err(Failure::Aborted) => return None,
-                Err(Failure::Reason(reason)) => return Some(reason),
+                Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },
             Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
                 Ok(tools) => inner.change(service, |s| s.tools = normalized(tools)),
                 Err(Failure::Aborted) => return None,
-                Err(Failure::Reason(reason)) => return Some(reason),
+                Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },
         }
     }

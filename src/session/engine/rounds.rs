@@ -6,9 +6,47 @@
 
 use futures::future::join_all;
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
+use super::{Engine, Pending, call};
 use crate::elicitation;
+use crate::session::error::Error;
 use crate::session::handler::Shared;
+use crate::tool_result::InputRequired;
+
+impl Engine {
+    /// Puts what the server asked to the host while the request's clock stands still,
+    /// then sends the next round.
+    pub(super) fn ask(&self, id: u64, mut pending: Pending, asked: InputRequired) {
+        let asking = CancellationToken::new();
+        pending.asking = Some(asking.clone());
+        pending.clock.set_paused(true);
+        let phase = pending.phase.clone();
+        self.table().pending.insert(id, pending);
+        let Some(me) = self.me.upgrade() else {
+            return;
+        };
+        self.runtime.spawn(async move {
+            let answers = tokio::select! {
+                answers = fulfil(&me.shared, &asked.requests, &phase) => answers,
+                _ = asking.cancelled() => return,
+            };
+            let Some(mut pending) = me.table().pending.remove(&id) else {
+                return;
+            };
+            let responses = match answers {
+                Ok(responses) => responses,
+                Err(refusal) => return pending.caller.fail(Error::other(refusal).into()),
+            };
+            pending.asking = None;
+            pending.rounds += 1;
+            pending.answered = Some((responses, asked));
+            let paused = me.shared.eliciting.borrow().pauses(None);
+            pending.clock.set_paused(paused);
+            me.send(call::next_id(), pending);
+        });
+    }
+}
 
 /// The answers as `inputResponses` JSON text, or why the request (`during`, as the
 /// failure names it) cannot go on.

@@ -13,10 +13,10 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use super::{Engine, Reply, Wire};
-use crate::session::describe;
+use super::{Engine, Wire};
+use crate::lock::lock;
+use crate::session::error::{Broken, Reply};
 use crate::session::handler::Shared;
-use crate::session::wording::unexpected_response;
 
 pub struct PeerWire {
     peer: Peer<RoleClient>,
@@ -42,10 +42,6 @@ impl PeerWire {
     }
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl Wire for PeerWire {
     fn send(
         &self,
@@ -67,7 +63,7 @@ impl Wire for PeerWire {
                 Ok(handle) => handle,
                 Err(error) => {
                     lock(&running).remove(&id);
-                    return engine.reply(id, Reply::Broken(&|phase| describe(&error, phase)));
+                    return engine.reply(id, Reply::Broken(Broken::Service(&error)));
                 }
             };
             let request_id = handle.id.clone();
@@ -97,16 +93,17 @@ impl Wire for PeerWire {
             match response {
                 Ok(result) => match serde_json::value::to_raw_value(&result) {
                     Ok(raw) => engine.reply(id, Reply::Result(&raw)),
-                    Err(_) => engine.reply(id, Reply::Broken(&unexpected_response)),
+                    Err(_) => engine.reply(id, Reply::Broken(Broken::Unexpected)),
                 },
                 Err(ServiceError::McpError(error)) => {
-                    engine.reply(id, Reply::Error(error.message.to_string()));
+                    let (code, message) = (Some(error.code.0), &error.message);
+                    engine.reply(id, Reply::Error { code, message });
                 }
                 // rmcp ends a request this way when its response stream ends unanswered.
                 Err(error @ ServiceError::TransportClosed) => {
-                    engine.reply(id, Reply::Interrupted(&|phase| describe(&error, phase)))
+                    engine.reply(id, Reply::Interrupted(Broken::Service(&error)))
                 }
-                Err(error) => engine.reply(id, Reply::Broken(&|phase| describe(&error, phase))),
+                Err(error) => engine.reply(id, Reply::Broken(Broken::Service(&error))),
             }
         });
         Ok(())

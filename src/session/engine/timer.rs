@@ -1,11 +1,11 @@
-//! A call's timeout clock.
+//! A request's timeout clock, and the one wait for an optional deadline.
 
 use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::wording::{timed_out, timed_out_in_total};
 use crate::duration::deadline_after;
+use crate::session::wording::{timed_out, timed_out_in_total};
 
 /// A call's timeout: restarted by progress, paused while a person is being asked; and
 /// its cap in all (`maxTotalTimeout`), which progress does not restart.
@@ -70,5 +70,13 @@ impl Clock {
             (Some(total), Some(at)) if at <= self.deadline => timed_out_in_total(phase, total),
             _ => timed_out(phase, self.timeout),
         }
+    }
+}
+
+/// Sleeps until `deadline`; forever when there is none (a paused clock, say).
+pub async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
     }
 }

@@ -1,18 +1,15 @@
 //! Requests to a local server, below rmcp: written to its stdin by the thread that makes
 //! them, with ids rmcp never uses; their answers (and progress) are taken off the incoming
-//! lines before rmcp sees them and decoded straight from the bytes. `tools/list` pages, the
-//! biggest answers a session gets, are decoded in one pass into tools whose schemas stay
-//! JSON text.
+//! lines before rmcp sees them and decoded straight from the bytes.
 
 use std::sync::{Arc, Weak};
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::{Engine, Listed, Progress, Reply, Wire};
-use crate::listed_tool::Page;
-use crate::session::wording::malformed_response;
-use crate::transport::MAX_MESSAGE_BYTES;
+use super::call::Progress;
+use super::{Engine, Wire};
+use crate::session::error::{Broken, Reply};
 use crate::transport::lines::{Intercept, LineWriter, WriteError};
 
 /// Our request ids and progress tokens: strings, where rmcp's ids are numbers.
@@ -20,9 +17,9 @@ pub const ID_PREFIX: &str = "tn-";
 /// How far into a line an answer's id is looked for when the line cannot be decoded.
 const ID_HEAD: usize = 256;
 
-pub struct StdioWire(pub Arc<LineWriter>);
+pub struct LineWire(pub Arc<LineWriter>);
 
-impl Wire for StdioWire {
+impl Wire for LineWire {
     fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), String> {
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"{method}\",\"params\":{params}}}\n"
@@ -50,21 +47,21 @@ impl Intercept for Incoming {
         let Some(engine) = self.0.upgrade() else {
             return false;
         };
-        if take_page(&engine, line) {
-            return true;
-        }
         let Ok(message) = serde_json::from_slice::<Envelope>(line) else {
             return false;
         };
         match message.method {
             None => match message.id.and_then(our_id) {
                 Some(id) => {
-                    let reply = match (message.result, message.error) {
+                    let error = message.error.filter(|_| message.result.is_none());
+                    let error = error.map(error_body);
+                    let reply = match (message.result, &error) {
                         (Some(result), _) => Reply::Result(result),
-                        (None, Some(error)) => Reply::Error(error_message(error)),
-                        (None, None) => {
-                            Reply::Broken(&crate::session::wording::unexpected_response)
-                        }
+                        (None, Some((code, text))) => Reply::Error {
+                            code: *code,
+                            message: text,
+                        },
+                        (None, None) => Reply::Broken(Broken::Unexpected),
                     };
                     engine.reply(id, reply);
                 }
@@ -93,16 +90,11 @@ impl Intercept for Incoming {
     }
 
     fn oversized(&self, head: &[u8]) {
-        self.fail_answered(head, |phase| {
-            format!(
-                "answered {phase} with a message over the {} MiB limit",
-                MAX_MESSAGE_BYTES >> 20
-            )
-        });
+        self.fail_answered(head, Broken::Oversized);
     }
 
     fn unreadable(&self, line: &[u8]) {
-        self.fail_answered(line, malformed_response);
+        self.fail_answered(line, Broken::Malformed);
     }
 
     fn ended(&self) {
@@ -115,35 +107,11 @@ impl Intercept for Incoming {
 impl Incoming {
     /// Fails the request a line answered, when its id is in the line's head (where it
     /// usually is): waiting for it would only run into the timeout.
-    fn fail_answered(&self, line: &[u8], reason: impl Fn(&str) -> String) {
+    fn fail_answered(&self, line: &[u8], broken: Broken<'_>) {
         if let (Some(engine), Some(id)) = (self.0.upgrade(), id_in_head(line)) {
-            engine.fail_request(id, reason);
+            engine.reply(id, Reply::Broken(broken));
         }
     }
-}
-
-/// While a listing is waiting, a line is first read as its page, in one pass. Returns
-/// false when the line is not one, or answers anything but a waiting listing (a call's
-/// result may hold `tools` too).
-fn take_page(engine: &Engine, line: &[u8]) -> bool {
-    #[derive(Deserialize)]
-    struct PageAnswer<'a> {
-        #[serde(borrow)]
-        id: &'a RawValue,
-        #[serde(borrow)]
-        result: Page<'a>,
-    }
-    if engine.table().listings.is_empty() {
-        return false;
-    }
-    let Ok(answer) = serde_json::from_slice::<PageAnswer>(line) else {
-        return false;
-    };
-    let Some(listing) = our_id(answer.id).and_then(|id| engine.table().listings.remove(&id)) else {
-        return false;
-    };
-    let _ = listing.send(Ok(Listed::Page(answer.result.into_parts())));
-    true
 }
 
 /// The arguments' JSON text as one line, passed through as the caller wrote it; `None`
@@ -182,12 +150,18 @@ fn call_number(text: &str) -> Option<u64> {
     text.strip_prefix(ID_PREFIX)?.parse().ok()
 }
 
-fn error_message(error: &RawValue) -> String {
+/// A JSON-RPC error's code and message; its text when it is not one.
+fn error_body(error: &RawValue) -> (Option<i32>, String) {
     #[derive(Deserialize)]
     struct Body {
+        #[serde(default)]
+        code: Option<i32>,
         message: String,
     }
-    serde_json::from_str::<Body>(error.get()).map_or_else(|_| error.get().to_owned(), |b| b.message)
+    match serde_json::from_str::<Body>(error.get()) {
+        Ok(body) => (body.code, body.message),
+        Err(_) => (None, error.get().to_owned()),
+    }
 }
 
 /// Any incoming message, with its members kept as raw JSON text.

@@ -1,0 +1,175 @@
+//! Why a session's step failed, as one type. Its `Display` is the words a user reads
+//! after "MCP server \"name\" "; what decides anything is the kind, never the words.
+
+use std::fmt;
+
+use rmcp::model::ErrorData;
+use rmcp::service::ServiceError;
+
+use super::wording::{answered_with_error, malformed_response, timed_out, unexpected_response};
+use crate::transport::MAX_MESSAGE_BYTES;
+use crate::transport::http;
+
+/// Why a step did not complete. `Aborted` is the caller's own cancellation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    Aborted,
+    Reason(Error),
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Self {
+        Failure::Reason(error)
+    }
+}
+
+/// A failure of a session's step, in words, with what it means.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    kind: Kind,
+    text: String,
+}
+
+/// What a failure means to the code that meets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The server answered, with a JSON-RPC error (its code) or with something else that
+    /// cannot be used (no code): this stands even if the server exits next, as a stdio
+    /// server does once its input closes.
+    Answered { code: Option<i32> },
+    /// The exchange broke; a dying child's exit explains it better.
+    Broken,
+    /// The streamable HTTP opening got no usable answer (a 4xx without a JSON-RPC error,
+    /// say), which only a GET of a legacy HTTP+SSE server's event stream tells apart.
+    MaybeLegacy,
+    /// Ran out of time.
+    TimedOut,
+    /// Anything else: the server exited, the request could not be composed or sent, the
+    /// host refused what the server asked.
+    Other,
+}
+
+impl Error {
+    pub fn new(kind: Kind, text: impl Into<String>) -> Error {
+        Error {
+            kind,
+            text: text.into(),
+        }
+    }
+
+    /// A failure that is only its words.
+    pub fn other(text: impl Into<String>) -> Error {
+        Error::new(Kind::Other, text)
+    }
+
+    /// What the server answered, which is not what was asked for.
+    pub fn answered(text: impl Into<String>) -> Error {
+        Error::new(Kind::Answered { code: None }, text)
+    }
+
+    pub fn broken(text: impl Into<String>) -> Error {
+        Error::new(Kind::Broken, text)
+    }
+
+    pub fn timed_out(phase: &str, timeout: std::time::Duration) -> Error {
+        Error::new(Kind::TimedOut, timed_out(phase, timeout))
+    }
+
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The JSON-RPC error code the server answered with, if it did.
+    pub fn code(&self) -> Option<i32> {
+        match self.kind {
+            Kind::Answered { code } => code,
+            _ => None,
+        }
+    }
+
+    pub fn into_text(self) -> String {
+        self.text
+    }
+
+    /// The same failure in other words (its secrets hidden, say).
+    pub fn map_text(self, f: impl FnOnce(String) -> String) -> Error {
+        Error {
+            kind: self.kind,
+            text: f(self.text),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// How a request was answered.
+pub enum Reply<'a> {
+    Result(&'a serde_json::value::RawValue),
+    /// A JSON-RPC error: its code (when it has one) and message.
+    Error {
+        code: Option<i32>,
+        message: &'a str,
+    },
+    /// The exchange broke.
+    Broken(Broken<'a>),
+    /// The request's own response stream ended before its answer, the connection being
+    /// otherwise fine (streamable HTTP). In the 2026-07-28 revision, which cannot resume a
+    /// stream, a call is then sent once more; otherwise this is `Broken`.
+    Interrupted(Broken<'a>),
+}
+
+/// Why an exchange broke, worded for the phase it broke in.
+#[derive(Clone, Copy)]
+pub enum Broken<'a> {
+    /// rmcp's request path failed.
+    Service(&'a ServiceError),
+    /// An answer with neither a result nor an error, or a result that is not JSON text.
+    Unexpected,
+    /// An answer that is not valid JSON.
+    Malformed,
+    /// An answer over the message size limit.
+    Oversized,
+}
+
+impl Broken<'_> {
+    pub fn during(self, phase: &str) -> Error {
+        match self {
+            Broken::Service(error) => describe(error, phase),
+            Broken::Unexpected => Error::broken(unexpected_response(phase)),
+            Broken::Malformed => Error::broken(malformed_response(phase)),
+            Broken::Oversized => Error::broken(format!(
+                "answered {phase} with a message over the {} MiB limit",
+                MAX_MESSAGE_BYTES >> 20
+            )),
+        }
+    }
+}
+
+/// A protocol error in words, never a bare code.
+pub fn describe(error: &ServiceError, phase: &str) -> Error {
+    match error {
+        ServiceError::McpError(ErrorData { code, message, .. }) => Error::new(
+            Kind::Answered { code: Some(code.0) },
+            answered_with_error(phase, message),
+        ),
+        ServiceError::Timeout { timeout } => Error::timed_out(phase, *timeout),
+        ServiceError::TransportClosed => {
+            Error::broken(format!("closed the connection during {phase}"))
+        }
+        ServiceError::TransportSend(e) => Error::broken(format!(
+            "failed {phase}: {}",
+            http::explain_send_error(&*e.error)
+        )),
+        ServiceError::Cancelled { reason } => Error::broken(format!(
+            "cancelled {phase}: {}",
+            reason.as_deref().unwrap_or("no reason given")
+        )),
+        other => Error::broken(format!("failed {phase}: {other}")),
+    }
+}

@@ -1,0 +1,34 @@
+//! What the host offers a session's servers beyond plain calls.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::elicitation::Elicitor;
+
+/// What the host offers servers beyond plain calls.
+#[derive(Clone, Default)]
+pub struct Hooks {
+    /// When set, the `elicitation` capability is advertised and requests go here.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
+    /// Receives the servers' `notifications/message`.
+    pub logger: Option<Arc<dyn Logger>>,
+    /// Who signs in to servers that ask, and where tokens rest.
+    pub oauth: crate::auth::OAuthHooks,
+}
+
+pub trait Logger: Send + Sync {
+    /// Delivers one message: `data` as the server sent it; `text`, the same as one line for
+    /// a person to read, with the server's secrets redacted. The server's next message is
+    /// read once this resolves, so a host that falls behind slows the server down rather
+    /// than buffering without end.
+    fn log(
+        &self,
+        server: &str,
+        level: &str,
+        data: Value,
+        text: String,
+    ) -> Pin<Box<dyn Future<Output = ()> + Send + '_>>;
+}
