@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 mod entry;
-mod env_file;
-mod expand;
+pub(crate) mod env_file;
+pub(crate) mod expand;
 mod oauth;
 pub mod schema;
 

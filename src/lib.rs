@@ -6,6 +6,10 @@ pub mod auth;
 pub mod config;
 pub mod duration;
 pub mod elicitation;
+// The fuzz targets run on Linux; their stdio target makes Unix pipes.
+#[cfg(unix)]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;

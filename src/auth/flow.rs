@@ -13,6 +13,7 @@ use rmcp::transport::auth::{
 use tokio::sync::Mutex;
 
 use super::OAuthHooks;
+use super::endpoint_policy::{self, Endpoint, Guarded};
 use super::keyed;
 use super::loopback::Loopback;
 use super::store::Record;
@@ -44,6 +45,8 @@ pub struct SignIn {
     /// `None` for `"oauth": false`.
     spec: Option<OAuthSpec>,
     hooks: OAuthHooks,
+    /// Every OAuth request of this server goes through it.
+    http: Guarded,
     pub store: RecordStore,
     /// Counts completed sign-ins.
     generation: AtomicU64,
@@ -53,6 +56,7 @@ pub struct SignIn {
 impl SignIn {
     pub fn new(server: &str, url: &str, spec: Option<OAuthSpec>, hooks: OAuthHooks) -> SignIn {
         SignIn {
+            http: Guarded::new(server),
             server: server.to_owned(),
             url: url.to_owned(),
             store: RecordStore::new(hooks.tokens.clone(), url.to_owned()),
@@ -75,7 +79,7 @@ impl SignIn {
     /// with nothing, so that requests go out without a token until a server asks.
     pub async fn restore(&self) -> Result<AuthorizationManager, AuthError> {
         if !self.enabled() {
-            return AuthorizationManager::new(self.url.as_str()).await;
+            return self.bare_manager().await;
         }
         let mut manager = self.manager().await?;
         let record = self.store.record().await?;
@@ -91,8 +95,13 @@ impl SignIn {
         Ok(manager)
     }
 
+    async fn bare_manager(&self) -> Result<AuthorizationManager, AuthError> {
+        let http = std::sync::Arc::new(self.http.clone());
+        AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http).await
+    }
+
     async fn manager(&self) -> Result<AuthorizationManager, AuthError> {
-        let mut manager = AuthorizationManager::new(self.url.as_str()).await?;
+        let mut manager = self.bare_manager().await?;
         manager.set_credential_store(self.store.clone());
         Ok(manager)
     }
@@ -106,6 +115,23 @@ impl SignIn {
         current: &Mutex<AuthorizationManager>,
     ) -> Result<Outcome, AuthError> {
         let _one_at_a_time = self.running.lock().await;
+        // A refusal met before (a refresh with tokens stored before the check) is over.
+        self.http.take_refusal();
+        let outcome = self.signing_in(seen, challenge, current).await;
+        // Whatever rmcp made of a refused request (an error, or a discovery that went on
+        // to find nothing), the sign-in fails with the refusal.
+        match self.http.take_refusal() {
+            Some(refused) => Err(refused_error(refused)),
+            None => outcome,
+        }
+    }
+
+    async fn signing_in(
+        &self,
+        seen: u64,
+        challenge: Challenge,
+        current: &Mutex<AuthorizationManager>,
+    ) -> Result<Outcome, AuthError> {
         let spec = self.spec.clone().unwrap_or_default();
         if self.generation() != seen {
             return Ok(Outcome::SignedIn);
@@ -120,6 +146,7 @@ impl SignIn {
             return Ok(Outcome::NoOAuth);
         }
         let metadata = resolution.metadata;
+        endpoint_policy::check_metadata(&self.server, &metadata).map_err(refused_error)?;
         manager.set_metadata(metadata.clone());
         if let Some(headless) = self.client_credentials() {
             self.as_client(headless, manager, metadata, current).await?;
@@ -139,6 +166,7 @@ impl SignIn {
         }
         let (loopback, reuse) = listener(&spec, &record).await?;
         let redirect_uri = loopback.redirect_uri();
+        self.check(Endpoint::Redirect, &redirect_uri)?;
         let scopes = self.scopes(&spec, &manager, &record, &challenge).await;
         let mut request = AuthorizationRequest::new(&redirect_uri).with_scopes(scopes.clone());
         let supports_cimd = metadata
@@ -149,6 +177,7 @@ impl SignIn {
         let client = if let Some(id) = &spec.client_id {
             Some((id.clone(), spec.client_secret.clone()))
         } else if let Some(url) = spec.client_metadata_url.as_ref().filter(|_| supports_cimd) {
+            self.check(Endpoint::ClientMetadata, url)?;
             request = request.with_client_metadata_url(url);
             None
         } else if reuse {
@@ -184,6 +213,7 @@ impl SignIn {
             metadata: Some(metadata),
             credentials: record.credentials,
         };
+        self.check(Endpoint::Authorization, &session.auth_url)?;
         self.store.update(|record| *record = keep).await?;
         // The person's time is not the server's: the opening's clock stands still.
         let signing_in = self.hooks.person_signing_in(&self.server);
@@ -201,6 +231,10 @@ impl SignIn {
         self.hooks.set_needs_sign_in(&self.server, false);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(Outcome::SignedIn)
+    }
+
+    fn check(&self, endpoint: Endpoint, url: &str) -> Result<(), AuthError> {
+        endpoint_policy::check(&self.server, endpoint, url).map_err(refused_error)
     }
 
     /// The client-credentials grant the config asks for, if it does.
@@ -296,6 +330,10 @@ impl SignIn {
         }
         manager.select_initial_scopes(&[]).await
     }
+}
+
+fn refused_error(refused: endpoint_policy::Refused) -> AuthError {
+    AuthError::AuthorizationFailed(refused.to_string())
 }
 
 /// The loopback listener, and whether the stored registration can be used again: it

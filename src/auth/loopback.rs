@@ -18,7 +18,13 @@ impl Loopback {
     /// Listens on `port` (0: one the system picks).
     pub async fn bind(port: u16) -> Result<Loopback, String> {
         let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
-            format!("cannot listen on 127.0.0.1:{port} for the sign-in redirect: {e}")
+            let advice = match e.kind() {
+                std::io::ErrorKind::AddrInUse => {
+                    ": another program holds that port; stop it, or set \"callbackPort\" to a free one"
+                }
+                _ => "",
+            };
+            format!("cannot listen on 127.0.0.1:{port} for the sign-in redirect: {e}{advice}")
         })?;
         let port = listener
             .local_addr()

@@ -9,6 +9,7 @@
 
 mod assertion;
 mod client;
+pub(crate) mod endpoint_policy;
 mod flow;
 mod keyed;
 mod loopback;

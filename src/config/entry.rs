@@ -181,7 +181,9 @@ fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, 
 /// and the field, never a value.
 pub(super) fn expanded(context: &Context, field: &str, value: &str) -> Result<String, String> {
     expand::expand(value, context.var).map_err(|Unset(name)| {
-        format!("\"{field}\" uses ${{{name}}}, which is not set and has no default")
+        format!(
+            "\"{field}\" uses ${{{name}}}, which is not set and has no default: set {name} in the environment, or write ${{{name}:-default}}"
+        )
     })
 }
 

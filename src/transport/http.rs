@@ -173,7 +173,8 @@ fn brief(text: &str) -> &str {
 const UNAUTHORIZED: &str = "is unauthorized (HTTP 401): check the credentials in its \"headers\"";
 const FORBIDDEN: &str = "is forbidden (HTTP 403): check the credentials in its \"headers\"";
 
-/// An error with its causes, which say what actually went wrong ("Connection refused").
+/// An error with its causes, which say what actually went wrong ("Connection refused"),
+/// and for a certificate that was not trusted, what to do.
 fn error_chain(error: &reqwest::Error) -> String {
     let mut text = error.to_string();
     let mut source = std::error::Error::source(error);
@@ -182,8 +183,27 @@ fn error_chain(error: &reqwest::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
+    if matches!(tls_error(error), Some(rustls::Error::InvalidCertificate(_))) {
+        text.push_str(CERTIFICATE_ADVICE);
+    }
     text
 }
+
+/// The TLS error somewhere among `error`'s causes: an I/O error carries it inside.
+fn tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    let inner = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref());
+    let inner = inner.map(|inner| inner as &(dyn std::error::Error + 'static));
+    inner
+        .and_then(tls_error)
+        .or_else(|| error.source().and_then(tls_error))
+}
+
+const CERTIFICATE_ADVICE: &str = "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS";
 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
 /// each one is a session that rmcp re-established inside its transport (an expired
@@ -220,7 +240,7 @@ fn relating(related: Related, sent: Option<RequestId>, response: PostResult) -> 
 }
 
 /// The id of an `elicitation/create` request, if `data` is one.
-fn elicitation_id(data: &str) -> Option<RequestId> {
+pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
     #[derive(serde::Deserialize)]
     struct Head {
         id: RequestId,

@@ -164,7 +164,7 @@ async fn read_events(
 /// A minimal `text/event-stream` parser: yields (event name, data) per dispatched event.
 /// Each byte is scanned once, and an event may not outgrow [`MAX_MESSAGE_BYTES`].
 #[derive(Default)]
-struct EventParser {
+pub(crate) struct EventParser {
     /// Bytes after the last complete line.
     partial: Vec<u8>,
     event: String,
@@ -174,7 +174,7 @@ struct EventParser {
 }
 
 #[derive(Debug, PartialEq)]
-struct TooLarge;
+pub(crate) struct TooLarge;
 
 impl std::fmt::Display for TooLarge {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -187,7 +187,7 @@ impl std::fmt::Display for TooLarge {
 }
 
 impl EventParser {
-    fn feed(&mut self, chunk: &[u8]) -> Result<Vec<(String, String)>, TooLarge> {
+    pub(crate) fn feed(&mut self, chunk: &[u8]) -> Result<Vec<(String, String)>, TooLarge> {
         let mut events = Vec::new();
         let mut rest = chunk;
         while let Some(end) = memchr::memchr(b'\n', rest) {

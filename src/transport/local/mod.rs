@@ -29,9 +29,10 @@ use windows as os;
 mod environment;
 pub mod lines;
 mod process;
+mod start_error;
 mod stderr;
 
-pub use os::{host_symbol, kill_all};
+pub use os::{InPipe, OutPipe, host_symbol, kill_all};
 pub use process::{ChildPipes, ChildProcess};
 
 /// What to run: `program` (looked up in the `PATH` of `env` as the OS's users expect), its

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 use super::environment::environment;
 use super::os::{self, Lease};
 use super::stderr::{StderrTail, drain_stderr};
-use super::{Command, Exit, Signal};
+use super::{Command, Exit, Signal, start_error};
 use crate::config::LocalSpec;
 
 /// A running server process. Dropping it kills its process tree.
@@ -30,6 +30,11 @@ pub struct ChildPipes {
     pub stdin: os::InPipe,
 }
 
+/// Whether an environment variable's name is `PATH`, as the OS compares names.
+pub(super) fn is_path(name: &std::ffi::OsStr) -> bool {
+    os::env_name_key(name) == os::env_name_key("PATH".as_ref())
+}
+
 impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
     pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
@@ -39,8 +44,10 @@ impl ChildProcess {
             env: environment(spec),
             cwd: spec.cwd.as_deref(),
         };
-        let started =
-            os::start(&command).map_err(|e| format!("cannot start \"{}\": {e}", spec.program))?;
+        let started = os::start(&command).map_err(|e| {
+            let own_path = spec.env.iter().any(|(name, _)| is_path(name.as_ref()));
+            start_error::explain(&spec.program, &command.env, own_path, &e)
+        })?;
         let lease = Arc::new(started.lease);
         let (exit_tx, exit) = watch::channel(None);
         tokio::spawn(os::watch_exit(started.leader, lease.clone(), exit_tx));

@@ -23,6 +23,12 @@ pub struct Writable(AsyncFd<OwnedFd>);
 pub struct WriteReady<'a>(AsyncFdReadyGuard<'a, OwnedFd>);
 
 impl InPipe {
+    /// The write end of a pipe made non-blocking elsewhere: a stand-in for a server's
+    /// stdin where no server runs (the fuzz targets).
+    pub fn from_fd(fd: OwnedFd) -> Self {
+        InPipe(fd)
+    }
+
     /// Must be called within a tokio runtime.
     pub fn register(self) -> io::Result<Writable> {
         // SAFETY: the AsyncFd owns the OwnedFd, so the descriptor stays open and the same
@@ -91,6 +97,11 @@ pub struct Readable {
 pub struct ReadReady<'a>(AsyncFdReadyGuard<'a, RawFd>);
 
 impl OutPipe {
+    /// The read end of a pipe made non-blocking elsewhere (see [`InPipe::from_fd`]).
+    pub fn from_fd(fd: OwnedFd) -> Self {
+        OutPipe(Arc::new(fd))
+    }
+
     /// Reads what the pipe holds now into `buffer`: `Ok(0)` at its end, `WouldBlock` when
     /// it holds nothing yet.
     pub fn read_now(&self, buffer: &mut [u8]) -> io::Result<usize> {

@@ -1,0 +1,262 @@
+//! Where a sign-in may send anything: every authorization-server endpoint, the metadata
+//! documents, the redirect URI and a `clientMetadataUrl` must be `https:`, or `http:` on
+//! a loopback host (127.0.0.0/8, ::1, `localhost`), as the MCP authorization
+//! specification asks. One check (`check`), used before each use of such a URL and by
+//! `Guarded`, the HTTP client every OAuth request of a sign-in goes through; a refusal
+//! it met is kept, so the sign-in fails with it whatever rmcp made of the error.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use reqwest::Url;
+use rmcp::transport::auth::{
+    AuthError, AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest, default_oauth_http_client,
+};
+use tokio::sync::OnceCell;
+
+/// What a refused URL was for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoint {
+    Metadata,
+    Authorization,
+    Token,
+    Registration,
+    Revocation,
+    Redirect,
+    ClientMetadata,
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Endpoint::Metadata => "the OAuth metadata document",
+            Endpoint::Authorization => "the authorization endpoint",
+            Endpoint::Token => "the token endpoint",
+            Endpoint::Registration => "the registration endpoint",
+            Endpoint::Revocation => "the revocation endpoint",
+            Endpoint::Redirect => "the redirect URI",
+            Endpoint::ClientMetadata => "the \"clientMetadataUrl\"",
+        })
+    }
+}
+
+/// A URL the policy refuses; nothing was sent to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refused {
+    server: String,
+    endpoint: Endpoint,
+    /// The URL's origin (scheme, host, port): never its path or query, which may carry
+    /// what the sign-in would have sent.
+    origin: String,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "refused {} of \"{}\" at {}: an OAuth endpoint must be https, or http on a loopback host (127.0.0.1, ::1, localhost); nothing was sent to it",
+            self.endpoint, self.server, self.origin
+        )
+    }
+}
+
+impl std::error::Error for Refused {}
+
+/// Whether `url` may be used as `endpoint` for server `server`.
+pub fn check(server: &str, endpoint: Endpoint, url: &str) -> Result<(), Refused> {
+    let parsed = Url::parse(url).ok();
+    if parsed.as_ref().is_some_and(allowed) {
+        return Ok(());
+    }
+    let origin = match &parsed {
+        Some(url) if url.has_host() => url.origin().ascii_serialization(),
+        Some(url) => format!("{}:", url.scheme()),
+        None => "a text that is not a URL".to_owned(),
+    };
+    Err(Refused {
+        server: server.to_owned(),
+        endpoint,
+        origin,
+    })
+}
+
+/// Every endpoint an authorization server's metadata names.
+pub fn check_metadata(server: &str, metadata: &AuthorizationMetadata) -> Result<(), Refused> {
+    check(
+        server,
+        Endpoint::Authorization,
+        &metadata.authorization_endpoint,
+    )?;
+    check(server, Endpoint::Token, &metadata.token_endpoint)?;
+    if let Some(url) = &metadata.registration_endpoint {
+        check(server, Endpoint::Registration, url)?;
+    }
+    let revocation = metadata.additional_fields.get("revocation_endpoint");
+    if let Some(url) = revocation {
+        check(
+            server,
+            Endpoint::Revocation,
+            url.as_str().unwrap_or_default(),
+        )?;
+    }
+    Ok(())
+}
+
+fn allowed(url: &Url) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    match url.scheme() {
+        "https" => !host.is_empty(),
+        "http" => match host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<IpAddr>()
+        {
+            Ok(ip) => ip.is_loopback(),
+            Err(_) => host.trim_end_matches('.').eq_ignore_ascii_case("localhost"),
+        },
+        _ => false,
+    }
+}
+
+/// The HTTP client of one server's sign-in: refuses what `check` refuses, and follows
+/// no redirect (a hop would escape the check).
+#[derive(Clone)]
+pub struct Guarded {
+    server: String,
+    /// rmcp's client, built on the first request.
+    inner: Arc<OnceCell<Arc<dyn OAuthHttpClient>>>,
+    refused: Arc<Mutex<Option<Refused>>>,
+}
+
+impl Guarded {
+    pub fn new(server: &str) -> Guarded {
+        Guarded {
+            server: server.to_owned(),
+            inner: Arc::default(),
+            refused: Arc::default(),
+        }
+    }
+
+    /// The refusal met since the last call, if any.
+    pub fn take_refusal(&self) -> Option<Refused> {
+        super::lock(&self.refused).take()
+    }
+}
+
+impl OAuthHttpClient for Guarded {
+    fn execute(&self, mut request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        let url = request.request.uri().to_string();
+        // The endpoints a metadata document names are checked, with their names, before
+        // they are used: a GET refused here is of a document, a POST of a token endpoint
+        // that tokens stored before the check name.
+        let endpoint = match request.request.method().as_str() {
+            "GET" => Endpoint::Metadata,
+            _ => Endpoint::Token,
+        };
+        let checked = check(&self.server, endpoint, &url);
+        request.redirect_policy = OAuthHttpRedirectPolicy::Stop;
+        Box::pin(async move {
+            if let Err(refused) = checked {
+                *super::lock(&self.refused) = Some(refused.clone());
+                return Err(Box::new(refused) as _);
+            }
+            let inner = self
+                .inner
+                .get_or_try_init(|| async {
+                    let client = default_oauth_http_client()?;
+                    Ok::<_, AuthError>(Arc::new(client) as Arc<dyn OAuthHttpClient>)
+                })
+                .await?;
+            inner.execute(request).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn allows(url: &str) -> bool {
+        check("docs", Endpoint::Token, url).is_ok()
+    }
+
+    #[test]
+    fn https_anywhere_and_http_only_on_loopback() {
+        for url in [
+            "https://auth.example.com/token",
+            "https://10.0.0.1:8443/t",
+            "http://127.0.0.1:9/token",
+            "http://127.200.3.4/token",
+            "http://[::1]:80/token",
+            "http://localhost:3000/token",
+            "http://LOCALHOST./token",
+        ] {
+            assert!(allows(url), "{url}");
+        }
+        for url in [
+            "http://auth.attacker.example/authorize",
+            "http://10.0.0.1/token",
+            "http://128.0.0.1/token",
+            "http://[::2]/token",
+            "http://localhost.attacker.example/token",
+            "http://evil.localhost/token",
+            "ftp://127.0.0.1/token",
+            "javascript:alert(1)",
+            "data:text/plain,x",
+            "file:///etc/passwd",
+            "not a url",
+            "",
+        ] {
+            assert!(!allows(url), "{url}");
+        }
+    }
+
+    #[test]
+    fn the_reason_names_the_server_the_endpoint_and_only_the_origin() {
+        let refused = check(
+            "docs",
+            Endpoint::Authorization,
+            "http://auth.attacker.example:8080/authorize?state=secret-state",
+        )
+        .expect_err("refused");
+        assert_eq!(
+            refused.to_string(),
+            "refused the authorization endpoint of \"docs\" at http://auth.attacker.example:8080: an OAuth endpoint must be https, or http on a loopback host (127.0.0.1, ::1, localhost); nothing was sent to it"
+        );
+        let odd = check("s", Endpoint::Redirect, "urn:x:y").expect_err("refused");
+        assert!(
+            odd.to_string()
+                .contains("the redirect URI of \"s\" at urn:")
+        );
+    }
+
+    #[test]
+    fn every_endpoint_of_the_metadata_is_checked() {
+        let mut safe = AuthorizationMetadata::default();
+        safe.authorization_endpoint = "https://as.example/authorize".into();
+        safe.token_endpoint = "https://as.example/token".into();
+        safe.registration_endpoint = Some("https://as.example/register".into());
+        assert_eq!(check_metadata("docs", &safe), Ok(()));
+        let bad = "http://as.attacker.example/x".to_owned();
+        type Set = fn(&mut AuthorizationMetadata, String);
+        let cases: [(Endpoint, Set); 4] = [
+            (Endpoint::Authorization, |m, u| m.authorization_endpoint = u),
+            (Endpoint::Token, |m, u| m.token_endpoint = u),
+            (Endpoint::Registration, |m, u| {
+                m.registration_endpoint = Some(u)
+            }),
+            (Endpoint::Revocation, |m, u| {
+                m.additional_fields
+                    .insert("revocation_endpoint".into(), u.into());
+            }),
+        ];
+        for (endpoint, set) in cases {
+            let mut metadata = safe.clone();
+            set(&mut metadata, bad.clone());
+            let refused = check_metadata("docs", &metadata).expect_err("refused");
+            assert_eq!(refused.endpoint, endpoint);
+        }
+    }
+}
