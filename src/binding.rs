@@ -14,6 +14,7 @@ mod live;
 mod oauth;
 mod provider_schema;
 mod search;
+mod summary;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
@@ -241,7 +242,7 @@ pub fn load_mcp<'env>(
         let source = inventory::load_source(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
-        let summary = summary_json(&source, &config)?;
+        let summary = summary::summary_json(&source, &config)?;
         Ok(McpSourceHandle {
             source: Arc::new(source),
             summary: summary.into(),
@@ -258,60 +259,6 @@ pub struct McpSourceHandle {
     summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
     _live: live::Counted,
-}
-
-/// What `summary()` returns, borrowed from the source: serialising it copies no schema.
-#[derive(serde::Serialize)]
-struct Summary<'a> {
-    tools: Vec<ToolView<'a>>,
-    status: &'a Map<String, Value>,
-    failures: &'a [String],
-    warnings: &'a [String],
-}
-
-#[derive(serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-struct ToolView<'a> {
-    name: &'a str,
-    description: &'a str,
-    server: &'a str,
-    /// The name the server lists it under.
-    tool: &'a str,
-    /// The server's `maxOutputChars`, when it has one.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    max_output_chars: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extra: Option<Vec<&'static str>>,
-}
-
-/// Built on a worker thread, inside the load's future, so the Node thread only copies a
-/// string.
-fn summary_json(source: &Source, config: &McpConfig) -> Result<String> {
-    let output_limit = |server: &str| {
-        config.servers.iter().find_map(|entry| match &entry.state {
-            config::ServerState::Enabled(spec) if entry.name == server => spec.max_output_chars,
-            _ => None,
-        })
-    };
-    let limits: Vec<Option<u64>> = source
-        .sessions
-        .iter()
-        .map(|s| output_limit(s.name()))
-        .collect();
-    let tools = source.tools.iter().map(|t| ToolView {
-        name: &t.name,
-        description: t.listed.description.as_deref().unwrap_or_default(),
-        server: source.sessions[t.server].name(),
-        tool: &t.listed.name,
-        max_output_chars: limits[t.server],
-        extra: t.listed.extra_keys(),
-    });
-    to_json(&Summary {
-        tools: tools.collect(),
-        status: &source.status,
-        failures: &source.failures,
-        warnings: &source.warnings,
-    })
 }
 
 /// A call's own timeout, when it gives a usable one.

@@ -183,27 +183,9 @@ fn error_chain(error: &reqwest::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    if matches!(tls_error(error), Some(rustls::Error::InvalidCertificate(_))) {
-        text.push_str(CERTIFICATE_ADVICE);
-    }
+    text.push_str(super::tls::certificate_advice(error));
     text
 }
-
-/// The TLS error somewhere among `error`'s causes: an I/O error carries it inside.
-fn tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
-    if let Some(tls) = error.downcast_ref::<rustls::Error>() {
-        return Some(tls);
-    }
-    let inner = error
-        .downcast_ref::<std::io::Error>()
-        .and_then(|io| io.get_ref());
-    let inner = inner.map(|inner| inner as &(dyn std::error::Error + 'static));
-    inner
-        .and_then(tls_error)
-        .or_else(|| error.source().and_then(tls_error))
-}
-
-const CERTIFICATE_ADVICE: &str = "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS";
 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
 /// each one is a session that rmcp re-established inside its transport (an expired

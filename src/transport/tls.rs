@@ -39,6 +39,31 @@ fn read(path: &Path) -> Vec<reqwest::Certificate> {
         .collect()
 }
 
+/// What to do about a TLS failure among `error`'s causes, when there is something to do
+/// (a certificate that was not trusted); empty otherwise.
+pub fn certificate_advice(error: &reqwest::Error) -> &'static str {
+    match tls_error(error) {
+        Some(rustls::Error::InvalidCertificate(_)) => CERTIFICATE_ADVICE,
+        _ => "",
+    }
+}
+
+/// The TLS error somewhere among `error`'s causes: an I/O error carries it inside.
+fn tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    let inner = error
+        .downcast_ref::<std::io::Error>()
+        .and_then(|io| io.get_ref());
+    let inner = inner.map(|inner| inner as &(dyn std::error::Error + 'static));
+    inner
+        .and_then(tls_error)
+        .or_else(|| error.source().and_then(tls_error))
+}
+
+const CERTIFICATE_ADVICE: &str = "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS";
+
 #[cfg(test)]
 mod tests {
     use super::read;
