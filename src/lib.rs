@@ -6,8 +6,8 @@ pub mod auth;
 pub mod config;
 pub mod duration;
 pub mod elicitation;
-// The fuzz targets run on Linux; their stdio target makes Unix pipes.
-#[cfg(unix)]
+// The fuzz targets run on Linux; their stdio target makes Linux pipes (pipe2).
+#[cfg(target_os = "linux")]
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod inventory;

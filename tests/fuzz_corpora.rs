@@ -1,6 +1,6 @@
 //! Replays the fuzz corpora (`fuzz/corpus/<target>/`) through the same entry points the
 //! fuzz targets call, so that every input found once is checked again by `cargo test`.
-#![cfg(unix)]
+#![cfg(target_os = "linux")]
 
 use std::fs;
 use std::path::Path;
