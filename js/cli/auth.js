@@ -7,7 +7,7 @@ import * as native from "../../binding.js"
 import { listMcpTools, parseMcpConfig } from "toolnexus"
 
 import { safeLine } from "../terminal.js"
-import { oneServer } from "./call.js"
+import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
 
 const usage = "usage: toolnexus auth <server> [mcp.json] [--logout]   (default: ./mcp.json)"
@@ -44,13 +44,8 @@ async function run(values, positionals) {
     console.log(safeLine(`signed out of "${server}"`))
     return 0
   }
-  let entry
-  try {
-    entry = oneServer(parseMcpConfig(file), server, file)
-  } catch (error) {
-    return fail(`toolnexus: ${error.message}`)
-  }
-  if (typeof entry === "string") return fail(`toolnexus auth: ${entry}`)
+  const { entry, exit } = configEntry(file, server, "toolnexus auth")
+  if (exit !== undefined) return exit
   if (typeof entry?.url !== "string") return fail(`toolnexus auth: "${server}" in ${file} is not a remote server`)
   const onAuthorize = async (url) => {
     console.log(safeLine(`Sign in to "${server}" at:`))

@@ -40,13 +40,8 @@ async function run(values, positionals) {
     return fail(`toolnexus call: --timeout must be a positive number of milliseconds, got "${values.timeout}"`)
   }
   const file = values.config ?? "mcp.json"
-  let entry
-  try {
-    entry = oneServer(parseMcpConfig(file), server, file)
-  } catch (error) {
-    return fail(`toolnexus: ${error.message}`)
-  }
-  if (typeof entry === "string") return fail(`toolnexus call: ${entry}`)
+  const { entry, exit } = configEntry(file, server, "toolnexus call")
+  if (exit !== undefined) return exit
 
   const source = await loadMcp({ [server]: entry })
   try {
@@ -83,7 +78,22 @@ function parseArguments(text) {
  * The entry of `server`, ready to load on its own: its `tools` filter dropped and a
  * relative `envFile` made relative to the config file, as it would be read from it.
  */
-export function oneServer(servers, server, file) {
+/**
+ * The entry of `server` in the config `file`, as the one-server commands connect it; or,
+ * when there is none, `exit`: the exit code after saying why, prefixed by `command`.
+ */
+export function configEntry(file, server, command) {
+  let entry
+  try {
+    entry = oneServer(parseMcpConfig(file), server, file)
+  } catch (error) {
+    return { exit: fail(`toolnexus: ${error.message}`) }
+  }
+  if (typeof entry === "string") return { exit: fail(`${command}: ${entry}`) }
+  return { entry }
+}
+
+function oneServer(servers, server, file) {
   const entry = servers[server]
   if (entry === undefined) {
     const names =

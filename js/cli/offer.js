@@ -1,10 +1,10 @@
 // `toolnexus read <server> <uri>` and `toolnexus prompt <server> <name> [json-args]`:
 // connect that one server of the config, read the resource or get the prompt, print it
 // (control characters escaped) and close the server.
-import { loadMcp, parseMcpConfig } from "toolnexus"
+import { loadMcp } from "toolnexus"
 
 import { safeBlock, safeJson, safeLine } from "../terminal.js"
-import { oneServer } from "./call.js"
+import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
 
 const options = {
@@ -23,13 +23,8 @@ config error.`
 /** Loads only `server` of the config and runs `ask(source)`, printing what it answers. */
 async function withServer(values, server, ask, print) {
   const file = values.config ?? "mcp.json"
-  let entry
-  try {
-    entry = oneServer(parseMcpConfig(file), server, file)
-  } catch (error) {
-    return fail(`toolnexus: ${error.message}`)
-  }
-  if (typeof entry === "string") return fail(`toolnexus: ${entry}`)
+  const { entry, exit } = configEntry(file, server, "toolnexus")
+  if (exit !== undefined) return exit
   const source = await loadMcp({ [server]: entry })
   try {
     // A failed server's reason is already on stderr, from loadMcp.
