@@ -24,8 +24,10 @@ async function poll(check: () => boolean, ms: number): Promise<boolean> {
 
 /** A child `sleep` whose own child exited unreaped: `{ parent, zombie }`. */
 async function zombieParent(t: TestContext): Promise<{ parent: number; zombie: number }> {
-  // The shell starts `true` in the background, then becomes a `sleep`, which never reaps it.
-  const child = spawn("sh", ["-c", "true & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "inherit"] })
+  // The shell starts a short `sleep` in the background, then becomes a long one, which
+  // never reaps it. The short one outlives the shell's `exec`: a shell may reap a
+  // background job that already ended before it execs, and then there is no zombie.
+  const child = spawn("sh", ["-c", "sleep 0.3 & echo $!; exec sleep 30"], { stdio: ["ignore", "pipe", "inherit"] })
   t.after(() => child.kill("SIGKILL"))
   const [line] = (await once(child.stdout!, "data")) as [Buffer]
   return { parent: child.pid!, zombie: Number(line.toString().trim()) }

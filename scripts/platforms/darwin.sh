@@ -9,11 +9,14 @@ cd "$ROOT"
 TARGETS=(x86_64-apple-darwin aarch64-apple-darwin)
 need_rust_target "${TARGETS[@]}"
 need_zig
-# The oldest macOS the x64 release supports (rustls-platform-verifier needs 10.14); arm64
-# starts at 11 whatever this says. The same as CI.yml.
-export MACOSX_DEPLOYMENT_TARGET=10.14
-
 for target in "${TARGETS[@]}"; do
+  # The oldest macOS each release supports: 10.14 on x64 (rustls-platform-verifier needs
+  # it), 11 on arm64, the first macOS there; the same as CI.yml. zig, which builds ring's
+  # C here, takes the number as given, and finds no SDK headers for arm64 at 10.14.
+  case "$target" in
+    aarch64-*) export MACOSX_DEPLOYMENT_TARGET=11.0 ;;
+    *) export MACOSX_DEPLOYMENT_TARGET=10.14 ;;
+  esac
   step "cargo zigbuild check: $target"
   cargo-zigbuild check --target "$target" --features node --all-targets
   step "clippy -D warnings: $target"
