@@ -89,8 +89,9 @@ function timeSearch(label, count, search) {
     null,
   )
   await store.waitInitializing(null)
-  const listed = JSON.parse(store.listTools(null))
-  const schemaBytes = listed.reduce((n, tool) => n + Buffer.byteLength(tool.inputSchema), 0)
+  const { json, schemas } = store.listTools(null)
+  const listed = JSON.parse(json)
+  const schemaBytes = Buffer.byteLength(schemas)
   const indexBytes = store.searchIndexBytes(null)
   print(
     `search index: ${formatNumber(indexBytes / 1e6)} MB for ${listed.length} tools; their schemas' JSON text: ${formatNumber(schemaBytes / 1e6)} MB (index / schemas ${(indexBytes / schemaBytes).toFixed(2)})`,

@@ -150,13 +150,15 @@ class View {
     const revision = this._revision()
     const list = this.#list
     if (list.revision === revision) return list
-    const raw = JSON.parse(this.#native.listTools(this.#agent))
+    const { json, schemas, ends } = this.#native.listTools(this.#agent)
+    const raw = JSON.parse(json)
     const infos = new Array(raw.length)
     const targets = new Array(raw.length)
     for (let i = 0; i < raw.length; i++) {
-      const { name, description, inputSchema, serviceName, clientId, tool, extraKeys, extra } = raw[i]
+      const { name, description, serviceName, clientId, tool, extraKeys, extra } = raw[i]
       const extras = extraKeys && { keys: extraKeys, json: extra }
-      infos[i] = storeInfo(name, description ?? "", inputSchema, serviceName, clientId, extras)
+      const schemaText = schemas.slice(i === 0 ? 0 : ends[i - 1], ends[i])
+      infos[i] = storeInfo(name, description ?? "", schemaText, serviceName, clientId, extras)
       targets[i] = tool
     }
     this.#list = { revision, infos, targets, tools: undefined }

@@ -112,8 +112,9 @@ pub struct StoreToolInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
     pub description: String,
-    /// The normalised schema as JSON text, sent as a string: a host parses it only when
-    /// it is read, however deep it nests.
+    /// The normalised schema as JSON text, handed to a host apart from the rest (see the
+    /// binding's `ToolListing`): parsed only when it is read, however deep it nests.
+    #[serde(skip)]
     pub input_schema: String,
     pub service_name: String,
     pub client_id: String,
@@ -162,9 +163,10 @@ impl Store {
     /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent.
     pub fn add_servers(&self, agent: Option<&str>, config: McpConfig) {
         let added = !config.servers.is_empty();
-        for entry in config.servers {
+        let starts = Start::of_all(config.servers.iter().map(|e| &e.state), &self.inner.options);
+        for (entry, start) in config.servers.into_iter().zip(starts) {
             self.remove_server(agent, &entry.name);
-            let service = self.register(agent, &entry.name, &entry.state);
+            let service = self.register(agent, &entry.name, start);
             if let ServerState::Enabled(spec) = entry.state {
                 let task = tokio::spawn(supervisor::run(self.inner.clone(), service.clone(), spec));
                 *lock(&service.supervisor) = Some(task);
@@ -175,8 +177,7 @@ impl Store {
         }
     }
 
-    fn register(&self, agent: Option<&str>, local: &str, state: &ServerState) -> Arc<Service> {
-        let start = Start::of(state, &self.inner.options);
+    fn register(&self, agent: Option<&str>, local: &str, start: Start) -> Arc<Service> {
         let mut services = write(&self.inner.services);
         let service = Arc::new(Service {
             agent: agent.map(str::to_owned),

@@ -107,13 +107,48 @@ impl Start {
                 start.timeout = spec.timeout;
                 start.max_total = spec.max_total_timeout;
                 let slot = options.catalog.as_ref().map(|dir| Slot::new(dir, spec));
+                // Kept as the store keeps listings: each schema normalised already.
                 if let Some(tools) = slot.as_ref().and_then(|slot| slot.read()) {
-                    start.tools = normalized(tools);
+                    start.tools = Arc::new(tools);
                 }
                 start.slot = slot.map(Arc::new);
             }
         }
         start
+    }
+
+    /// The start of each of `states`, their catalog files read side by side: a store of
+    /// many servers lists them all as soon as it is made.
+    pub(super) fn of_all<'a>(
+        states: impl Iterator<Item = &'a ServerState>,
+        options: &StoreOptions,
+    ) -> Vec<Start> {
+        let states: Vec<&ServerState> = states.collect();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let chunk = states.len().div_ceil(threads).max(1);
+        if options.catalog.is_none() || states.len() <= chunk {
+            return states.iter().map(|s| Start::of(s, options)).collect();
+        }
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = states
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|s| Start::of(s, options))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            readers
+                .into_iter()
+                .flat_map(|reader| {
+                    reader
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
     }
 }
 
