@@ -23,6 +23,7 @@ use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport, NotLegacy};
 use crate::auth::{self, OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
+use crate::lock::lock;
 
 /// The configured headers (expanded when the config was read). Errors name the header,
 /// never its value.
@@ -233,10 +234,6 @@ pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
     }
     let head: Head = serde_json::from_str(data).ok()?;
     (head.method == "elicitation/create").then_some(head.id)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl CountingClient {

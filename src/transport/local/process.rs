@@ -15,6 +15,7 @@ use super::os::{self, Lease};
 use super::stderr::{StderrTail, drain_stderr};
 use super::{Command, Exit, Signal, start_error};
 use crate::config::LocalSpec;
+use crate::lock::lock;
 
 /// A running server process. Dropping it kills its process tree.
 pub struct ChildProcess {
@@ -109,7 +110,7 @@ impl ChildProcess {
 
     /// The last lines the server wrote to stderr, joined by " | ".
     pub fn stderr_tail(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = lock(&self.stderr);
         tail.lines.iter().cloned().collect::<Vec<_>>().join(" | ")
     }
 
