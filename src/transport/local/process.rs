@@ -12,8 +12,9 @@ use tokio::sync::watch;
 
 use super::environment::environment;
 use super::os::{self, Lease};
+use super::start_error::StartError;
 use super::stderr::{StderrTail, drain_stderr};
-use super::{Command, Exit, Signal, start_error};
+use super::{Command, Exit, Signal};
 use crate::config::LocalSpec;
 use crate::lock::lock;
 
@@ -38,7 +39,7 @@ pub(super) fn is_path(name: &std::ffi::OsStr) -> bool {
 
 impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
-    pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
+    pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), StartError> {
         let command = Command {
             program: &spec.program,
             args: &spec.args,
@@ -47,7 +48,7 @@ impl ChildProcess {
         };
         let started = os::start(&command).map_err(|e| {
             let own_path = spec.env.iter().any(|(name, _)| is_path(name.as_ref()));
-            start_error::explain(&spec.program, &command.env, own_path, &e)
+            StartError::new(&spec.program, &command.env, own_path, &e)
         })?;
         let lease = Arc::new(started.lease);
         let (exit_tx, exit) = watch::channel(None);

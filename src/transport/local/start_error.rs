@@ -5,6 +5,31 @@
 use std::ffi::OsString;
 use std::io;
 
+/// Why a server could not be started, worded at once: the words need the server's
+/// environment, which must not be kept (it holds secrets).
+#[derive(Debug)]
+pub struct StartError(String);
+
+impl StartError {
+    /// See [`explain`].
+    pub fn new(
+        program: &str,
+        env: &[(OsString, OsString)],
+        own_path: bool,
+        error: &io::Error,
+    ) -> StartError {
+        StartError(explain(program, env, own_path, error))
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
 /// The reason `program`, started with environment `env`, failed with `error`;
 /// `own_path`: the entry's `env` sets `PATH`.
 pub fn explain(
