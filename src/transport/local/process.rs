@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::environment::environment;
+use super::environment::{environment, is_path};
 use super::os::{self, Lease};
-use super::start_error::StartError;
+use super::start_error::{self, StartError};
 use super::stderr::{StderrTail, drain_stderr};
 use super::{Command, Exit, Signal};
 use crate::config::LocalSpec;
@@ -32,11 +32,6 @@ pub struct ChildPipes {
     pub stdin: os::InPipe,
 }
 
-/// Whether an environment variable's name is `PATH`, as the OS compares names.
-pub(super) fn is_path(name: &std::ffi::OsStr) -> bool {
-    os::env_name_key(name) == os::env_name_key("PATH".as_ref())
-}
-
 impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
     pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), StartError> {
@@ -48,7 +43,12 @@ impl ChildProcess {
         };
         let started = os::start(&command).map_err(|e| {
             let own_path = spec.env.iter().any(|(name, _)| is_path(name.as_ref()));
-            StartError::new(&spec.program, &command.env, own_path, &e)
+            StartError(start_error::explain(
+                &spec.program,
+                &command.env,
+                own_path,
+                &e,
+            ))
         })?;
         let lease = Arc::new(started.lease);
         let (exit_tx, exit) = watch::channel(None);

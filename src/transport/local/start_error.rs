@@ -5,22 +5,12 @@
 use std::ffi::OsString;
 use std::io;
 
-/// Why a server could not be started, worded at once: the words need the server's
-/// environment, which must not be kept (it holds secrets).
-#[derive(Debug)]
-pub struct StartError(String);
+use super::environment::is_path;
 
-impl StartError {
-    /// See [`explain`].
-    pub fn new(
-        program: &str,
-        env: &[(OsString, OsString)],
-        own_path: bool,
-        error: &io::Error,
-    ) -> StartError {
-        StartError(explain(program, env, own_path, error))
-    }
-}
+/// Why a server could not be started (see [`explain`]), worded at once: the words need
+/// the server's environment, which must not be kept (it holds secrets).
+#[derive(Debug)]
+pub struct StartError(pub(super) String);
 
 impl std::fmt::Display for StartError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -44,7 +34,7 @@ pub fn explain(
     }
     let path = env
         .iter()
-        .find(|(name, _)| super::process::is_path(name))
+        .find(|(name, _)| is_path(name))
         .map(|(_, value)| value.to_string_lossy().into_owned());
     match path {
         Some(_) if own_path => format!(
