@@ -124,8 +124,9 @@ impl NeedsSignIn {
         StreamableHttpError::Io(std::io::Error::other(self))
     }
 
-    /// A sign-in's failure as the request that needed it fails: `AuthorizationRequired`
-    /// (nobody to sign in; rmcp's own never leaves its `AuthClient`) as this.
+    /// A sign-in's failure as the request that needed it fails: `AuthorizationRequired`,
+    /// which the flow returns when nobody can sign in, as this (rmcp's `AuthClient` meets
+    /// its own by sending the request without a token, so none reaches here from there).
     pub(crate) fn or_auth<E: std::error::Error + Send + Sync + 'static>(
         error: AuthError,
         server: &str,
