@@ -773,12 +773,13 @@ if (
   }
 }
 
-const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, sanitize } = nativeBinding
+const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, abortedCall, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, progressGivenUp, sanitize } = nativeBinding
 export { Canceller }
 export { McpInventoryHandle }
 export { McpSourceHandle }
 export { NativeStore }
 export { ProviderSchema }
+export { abortedCall }
 export { answerToElicitResult }
 export { elicitationToRequest }
 export { expandEnv }
@@ -788,5 +789,6 @@ export { listMcpTools }
 export { liveHandles }
 export { loadMcp }
 export { parseMcpConfig }
+export { progressGivenUp }
 export { sanitize }
 export const __napiBindingTarget = __napiLoadedBindingTarget

@@ -5,6 +5,7 @@ import * as native from "./binding.js"
 
 import { callQueue, runToolCall } from "./js/call.js"
 import { configSource } from "./js/config-source.js"
+import { mcpTools } from "./js/mcp-tool.js"
 import { withSearch } from "./js/meta-tools.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { withOffers } from "./js/offers.js"
@@ -74,7 +75,7 @@ export async function loadMcp(input, opts) {
   report(failures)
   report(warnings)
   const source = {
-    tools: mcpTools(handle, calls, tools),
+    tools: loadedTools(handle, calls, tools),
     status,
     close: () => handle.close(),
   }
@@ -119,7 +120,7 @@ function bridgeOnLog(onLog) {
  * Each costs one object, its `execute` closure and its frozen `metadata`: everything else
  * is shared by the source's tools, as an inventory may list a hundred thousand of them.
  */
-function mcpTools(handle, calls, tools) {
+function loadedTools(handle, calls, tools) {
   const schemas = [] // parsed when first read, by tool index
   const withExtra = lazyExtras((index) => handle.toolExtra(index))
   const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
@@ -129,44 +130,19 @@ function mcpTools(handle, calls, tools) {
       handle.callTool(index, json, timeout, wantsProgress, maxTotal),
     abort: (index, id) => handle.abortCall(index, id),
   }
-  // A class of the source's own, so that its one accessor reaches the source's schemas,
-  // and what each tool keeps out of sight lives in private fields: defining hidden
-  // properties one by one cost more than making the object (~2 µs a tool).
-  class McpTool {
-    #index
-    #origin
-    /** Own and enumerable, so spreading or JSON.stringify of a tool sees it. */
-    static #inputSchema = {
-      get() {
-        return (schemas[this.#index] ??= JSON.parse(handle.inputSchema(this.#index)))
-      },
-      set(value) {
-        schemas[this.#index] = value
-      },
-      enumerable: true,
-      configurable: true,
-    }
-
-    constructor(index, { name, description, server, tool, maxOutputChars, extra }) {
-      this.name = name
-      this.description = description
-      Object.defineProperty(this, "inputSchema", McpTool.#inputSchema)
-      if (extra) withExtra(this, index, extra)
-      this.source = "mcp"
-      if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
-      const metadata = resultMetadata.get(server)
-      this.execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
-      this.#index = index
-      // The server's `maxOutputChars`, for the adapters, only when configured.
-      this.#origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
-    }
-
-    /** The server and tool names as configured and listed. */
-    get metadata() {
-      return this.#origin
-    }
-  }
-  return tools.map((entry, index) => new McpTool(index, entry))
+  const make = mcpTools({
+    schema: (index) => (schemas[index] ??= JSON.parse(handle.inputSchema(index))),
+    setSchema: (index, value) => (schemas[index] = value),
+    members: withExtra,
+  })
+  return tools.map(({ name, description, server, tool, maxOutputChars, extra }, index) => {
+    if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
+    const metadata = resultMetadata.get(server)
+    const execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
+    // The server's `maxOutputChars`, for the adapters, only when configured.
+    const origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
+    return make(index, { name, description, extra, execute }, origin)
+  })
 }
 
 const INDEX = Symbol("toolnexus.index")

@@ -1,5 +1,6 @@
 // One tool call as both loadMcp's and the store's Tool handles run it: the AbortSignal
 // aborts the native call, onProgress stops once the call settles, and nothing rejects.
+import { abortedCall, progressGivenUp } from "../binding.js"
 
 /** `onProgress` as native events reach it: nothing is delivered once the call has settled. */
 function progressListener(onProgress) {
@@ -25,7 +26,7 @@ export function runToolCall(calls, native, key, metadata, target, args, ctx) {
   if (ctx != null) {
     const refused = refusedContext(ctx)
     if (refused) return Promise.resolve(failure(metadata, refused))
-    if (ctx.signal?.aborted) return Promise.resolve(failure(metadata, `tools/call "${target}" was aborted`))
+    if (ctx.signal?.aborted) return Promise.resolve(failed(metadata, abortedCall(metadata.server, target)))
   }
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
   let id
@@ -80,8 +81,7 @@ class Call {
   givenUp() {
     this.#settled()
     this.native.abort(this.key, this.id)
-    const output = `MCP server "${this.metadata.server}" sent progress for tools/call "${this.target}" faster than the host could take it; the call was given up`
-    this.resolve({ output, isError: true, metadata: { ...this.metadata } })
+    this.resolve(failed(this.metadata, progressGivenUp(this.metadata.server, this.target)))
   }
 
   #settled() {
@@ -103,8 +103,13 @@ function refusedContext(ctx) {
   return undefined
 }
 
+/** A failed call's result, `output` a sentence the binding worded. */
+function failed(metadata, output) {
+  return { output, isError: true, metadata: { ...metadata } }
+}
+
 function failure(metadata, reason) {
-  return { output: `MCP server "${metadata.server}": ${reason}`, isError: true, metadata: { ...metadata } }
+  return failed(metadata, `MCP server "${metadata.server}": ${reason}`)
 }
 
 /**
@@ -141,13 +146,4 @@ export function callQueue(onLog) {
       return new Promise((resolve) => (call.resolve = resolve))
     },
   }
-}
-
-/**
- * Gives an MCP tool its `metadata`: the server and tool names as configured and listed,
- * for hosts that display them (the tool's `name` may be shortened). Not enumerable, so a
- * Tool's own keys stay the contract's.
- */
-export function withOrigin(tool, origin) {
-  return Object.defineProperty(tool, "metadata", { value: Object.freeze(origin), enumerable: false })
 }

@@ -4,8 +4,9 @@
 // (keyed on the view's revision, which moves only with changes the view can see), so
 // listing again costs a revision read and an array copy.
 import * as native from "../binding.js"
-import { callQueue, runToolCall, withOrigin } from "./call.js"
+import { callQueue, runToolCall } from "./call.js"
 import { configSource } from "./config-source.js"
+import { mcpTools } from "./mcp-tool.js"
 import { offerMethods } from "./offers.js"
 import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { bridgeOAuth } from "./oauth.js"
@@ -339,23 +340,22 @@ class View {
     const calls = queues.get(this.#native)
     const native = this.#caller
     const metadata = Object.freeze({ server: serviceName, clientId })
-    const tool = {
-      name,
-      description,
-      get inputSchema() {
-        return info.inputSchema
-      },
-    }
+    const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
     // Whatever else the server listed, in the listing's order, read through the listing.
-    const extraKeys = extraTexts.has(info) ? Object.keys(info).slice(3, -2) : []
-    for (const key of extraKeys) Object.defineProperty(tool, key, { get: () => info[key], enumerable: true })
-    tool.source = "mcp"
-    tool.serviceName = serviceName
-    tool.clientId = clientId
-    tool.execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
-    return Object.freeze(withOrigin(tool, { server: serviceName, tool: target, clientId }))
+    const extra = extraTexts.has(info) ? Object.keys(info).slice(3, -2) : undefined
+    const origin = Object.freeze({ server: serviceName, tool: target, clientId })
+    const fields = { name, description, extra, own: { serviceName, clientId }, execute }
+    return Object.freeze(storeTool(info, fields, origin))
   }
 }
+
+/** A store tool reads its schema and members through its listed entry. */
+const storeTool = mcpTools({
+  schema: (info) => info.inputSchema,
+  members: (tool, info, keys) => {
+    for (const key of keys) Object.defineProperty(tool, key, { get: () => info[key], enumerable: true })
+  },
+})
 
 /**
  * The status of a view's services, keyed on their names, from the native list in view

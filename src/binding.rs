@@ -15,6 +15,7 @@ mod oauth;
 mod provider_schema;
 mod search;
 mod summary;
+mod wording;
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;

@@ -12,6 +12,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{McpConfig, ServerState, ToolFilter};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::search::{Doc, Index};
+use crate::session::error::Kind;
 use crate::session::{Failure, Hooks, Session};
 use crate::tool_names;
 
@@ -66,6 +67,7 @@ pub async fn connect_all(
             tokio::spawn(async move {
                 let started = Instant::now();
                 let enabled = matches!(state, ServerState::Enabled(_));
+                let mut needs_sign_in = false;
                 let (status, reason, connected, protocol_version) = match state {
                     ServerState::Disabled => (Status::Disabled, None, None, None),
                     ServerState::Invalid(reason) => (Status::Failed, Some(reason), None, None),
@@ -84,13 +86,13 @@ pub async fn connect_all(
                                 (Status::Failed, None, None, version)
                             }
                             Err((Failure::Reason(reason), version)) => {
+                                needs_sign_in = reason.kind() == Kind::NeedsSignIn;
                                 (Status::Failed, Some(reason.into_text()), None, version)
                             }
                         }
                     }
                 };
                 let took = enabled.then(|| started.elapsed());
-                let needs_sign_in = status == Status::Failed && hooks.oauth.needs_sign_in(&name);
                 ServerOutcome {
                     name,
                     status,

@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::listed_tool::ListedTool;
+use crate::lock::lock;
 use crate::redact::Redactor;
 use crate::session::{CallSink, Progress};
 use crate::tool_result::ToolOutput;
@@ -85,11 +86,11 @@ impl Schemas {
             let schema = tool.extra.as_ref()?.output_schema.clone()?;
             Some((tool.name.clone(), schema))
         });
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = schemas.collect();
+        *lock(&self.0) = schemas.collect();
     }
 
     pub fn get(&self, tool: &str) -> Option<Arc<OutputSchema>> {
-        let schemas = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let schemas = lock(&self.0);
         if schemas.is_empty() {
             return None;
         }

@@ -15,7 +15,7 @@ mod phase;
 mod redacted;
 mod request_meta;
 mod tools_list;
-mod wording;
+pub mod wording;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -19,8 +19,8 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio::sync::OnceCell;
 
-use super::OAuthHooks;
 use super::flow::{Challenge, Outcome, SignIn};
+use super::{NeedsSignIn, OAuthHooks};
 use crate::config::OAuthSpec;
 
 /// Sign-ins one request may cause: a first one and a step-up or two.
@@ -115,7 +115,8 @@ where
             let outcome = self
                 .sign_in
                 .run(seen, challenge, &authed.auth_manager)
-                .await?;
+                .await
+                .map_err(|e| NeedsSignIn::or_auth(e, self.sign_in.server()))?;
             if let Outcome::NoOAuth = outcome {
                 return refused;
             }

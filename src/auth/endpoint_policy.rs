@@ -16,6 +16,8 @@ use rmcp::transport::auth::{
 };
 use tokio::sync::OnceCell;
 
+use crate::lock::lock;
+
 /// What a refused URL was for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Endpoint {
@@ -141,7 +143,7 @@ impl Guarded {
 
     /// The refusal met since the last call, if any.
     pub fn take_refusal(&self) -> Option<Refused> {
-        super::lock(&self.refused).take()
+        lock(&self.refused).take()
     }
 }
 
@@ -159,7 +161,7 @@ impl OAuthHttpClient for Guarded {
         request.redirect_policy = OAuthHttpRedirectPolicy::Stop;
         Box::pin(async move {
             if let Err(refused) = checked {
-                *super::lock(&self.refused) = Some(refused.clone());
+                *lock(&self.refused) = Some(refused.clone());
                 return Err(Box::new(refused) as _);
             }
             let inner = self

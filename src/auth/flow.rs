@@ -67,6 +67,10 @@ impl SignIn {
         }
     }
 
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
     pub fn enabled(&self) -> bool {
         self.spec.is_some()
     }
@@ -153,11 +157,8 @@ impl SignIn {
             return Ok(Outcome::SignedIn);
         }
         let Some(authorizer) = self.hooks.authorizer.clone() else {
-            self.hooks.set_needs_sign_in(&self.server, true);
-            return Err(AuthError::AuthorizationFailed(format!(
-                "needs authorization: sign in with `toolnexus auth {}`, or give opts.oauth.onAuthorize",
-                self.server
-            )));
+            // Nobody to sign in: `NeedsSignIn`, once it reaches the client.
+            return Err(AuthError::AuthorizationRequired);
         };
         let mut record = self.store.record().await?;
         if record.issuer != metadata.issuer {
@@ -220,15 +221,14 @@ impl SignIn {
         let redirect = tokio::select! {
             asked = authorizer.authorize(session.auth_url.clone()) => match asked {
                 Ok(Some(url)) => url,
-                Ok(None) => loopback.redirect().await.map_err(AuthError::AuthorizationFailed)?,
+                Ok(None) => loopback.redirect().await?,
                 Err(reason) => return Err(AuthError::AuthorizationFailed(reason)),
             },
-            received = loopback.redirect() => received.map_err(AuthError::AuthorizationFailed)?,
+            received = loopback.redirect() => received?,
         };
         drop(signing_in);
         session.handle_callback_url(&redirect).await?;
         *current.lock().await = session.auth_manager;
-        self.hooks.set_needs_sign_in(&self.server, false);
         self.generation.fetch_add(1, Ordering::AcqRel);
         Ok(Outcome::SignedIn)
     }
@@ -353,12 +353,10 @@ async fn listener(spec: &OAuthSpec, record: &Record) -> Result<(Loopback, bool),
             Ok((loopback, reuse))
         }
         Err(_) if spec.callback_port.is_none() && port != 0 => {
-            let loopback = Loopback::bind(0)
-                .await
-                .map_err(AuthError::AuthorizationFailed)?;
+            let loopback = Loopback::bind(0).await?;
             Ok((loopback, false))
         }
-        Err(reason) => Err(AuthError::AuthorizationFailed(reason)),
+        Err(reason) => Err(reason.into()),
     }
 }
 

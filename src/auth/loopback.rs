@@ -1,6 +1,9 @@
 //! The loopback listener that receives the browser's redirect (RFC 8252 §7.3): bound on
 //! 127.0.0.1 before the flow starts, so that the redirect URI it names is registered.
 
+use std::fmt;
+
+use rmcp::transport::auth::AuthError;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -14,21 +17,53 @@ pub struct Loopback {
     port: u16,
 }
 
+/// Why the loopback listener failed.
+#[derive(Debug)]
+pub enum LoopbackError {
+    Bind { port: u16, error: std::io::Error },
+    Address(std::io::Error),
+    Accept(std::io::Error),
+}
+
+impl fmt::Display for LoopbackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoopbackError::Bind { port, error } => {
+                let advice = match error.kind() {
+                    std::io::ErrorKind::AddrInUse => {
+                        ": another program holds that port; stop it, or set \"callbackPort\" to a free one"
+                    }
+                    _ => "",
+                };
+                write!(
+                    f,
+                    "cannot listen on 127.0.0.1:{port} for the sign-in redirect: {error}{advice}"
+                )
+            }
+            LoopbackError::Address(e) => write!(f, "cannot listen for the sign-in redirect: {e}"),
+            LoopbackError::Accept(e) => write!(f, "the sign-in listener failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoopbackError {}
+
+/// A sign-in's failure, in these words.
+impl From<LoopbackError> for AuthError {
+    fn from(error: LoopbackError) -> AuthError {
+        AuthError::AuthorizationFailed(error.to_string())
+    }
+}
+
 impl Loopback {
     /// Listens on `port` (0: one the system picks).
-    pub async fn bind(port: u16) -> Result<Loopback, String> {
-        let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
-            let advice = match e.kind() {
-                std::io::ErrorKind::AddrInUse => {
-                    ": another program holds that port; stop it, or set \"callbackPort\" to a free one"
-                }
-                _ => "",
-            };
-            format!("cannot listen on 127.0.0.1:{port} for the sign-in redirect: {e}{advice}")
-        })?;
+    pub async fn bind(port: u16) -> Result<Loopback, LoopbackError> {
+        let listener = TcpListener::bind(("127.0.0.1", port))
+            .await
+            .map_err(|error| LoopbackError::Bind { port, error })?;
         let port = listener
             .local_addr()
-            .map_err(|e| format!("cannot listen for the sign-in redirect: {e}"))?
+            .map_err(LoopbackError::Address)?
             .port();
         Ok(Loopback { listener, port })
     }
@@ -39,13 +74,13 @@ impl Loopback {
 
     /// The URL of the first request for the redirect path, answered with a page that
     /// tells the person to go back; other requests (a browser's favicon) get a 404.
-    pub async fn redirect(&self) -> Result<String, String> {
+    pub async fn redirect(&self) -> Result<String, LoopbackError> {
         loop {
             let (mut socket, _) = self
                 .listener
                 .accept()
                 .await
-                .map_err(|e| format!("the sign-in listener failed: {e}"))?;
+                .map_err(LoopbackError::Accept)?;
             let Some(target) = request_target(&mut socket).await else {
                 continue;
             };

@@ -17,15 +17,16 @@ pub mod store;
 mod tokens;
 
 use std::collections::HashSet;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub use client::OAuthClient;
 pub use store::{FileTokenStore, TokenStore};
 
-use crate::lock::lock;
 use rmcp::transport::auth::AuthError;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
 use tokio::sync::watch;
 
 /// The host's part of signing in.
@@ -44,8 +45,6 @@ pub trait Authorizer: Send + Sync {
 pub struct OAuthHooks {
     authorizer: Option<Arc<dyn Authorizer>>,
     tokens: Arc<dyn TokenStore>,
-    /// The servers that asked for a sign-in nobody could give, by name.
-    waiting: Arc<Mutex<HashSet<String>>>,
     /// The servers whose person is signing in now, by name: their clocks stand still.
     signing_in: Arc<watch::Sender<HashSet<String>>>,
 }
@@ -55,7 +54,6 @@ impl OAuthHooks {
         OAuthHooks {
             authorizer,
             tokens,
-            waiting: Arc::default(),
             signing_in: Arc::new(watch::Sender::new(HashSet::new())),
         }
     }
@@ -73,20 +71,6 @@ impl OAuthHooks {
         SigningIn {
             names: self.signing_in.clone(),
             name: name.to_owned(),
-        }
-    }
-
-    /// Whether server `name` last failed for want of a sign-in (its status: `needs_auth`).
-    pub fn needs_sign_in(&self, name: &str) -> bool {
-        lock(&self.waiting).contains(name)
-    }
-
-    fn set_needs_sign_in(&self, name: &str, needs: bool) {
-        let mut waiting = lock(&self.waiting);
-        if needs {
-            waiting.insert(name.to_owned());
-        } else {
-            waiting.remove(name);
         }
     }
 }
@@ -119,3 +103,59 @@ pub fn explain(error: &AuthError) -> String {
         other => format!("could not sign in: {other}"),
     }
 }
+
+/// A server asked for a sign-in that nobody here can give (no `onAuthorize`, no
+/// loopback person): the failure a status shows as `needs_auth`.
+#[derive(Debug)]
+pub struct NeedsSignIn {
+    server: String,
+}
+
+impl NeedsSignIn {
+    fn new(server: &str) -> NeedsSignIn {
+        NeedsSignIn {
+            server: server.to_owned(),
+        }
+    }
+
+    /// The request's failure, as rmcp's transport carries it: the only error of its own
+    /// kind a client can return is an I/O error, which keeps this type to be asked for.
+    fn into_http<E: std::error::Error + Send + Sync + 'static>(self) -> StreamableHttpError<E> {
+        StreamableHttpError::Io(std::io::Error::other(self))
+    }
+
+    /// A sign-in's failure as the request that needed it fails: `AuthorizationRequired`,
+    /// which the flow returns when nobody can sign in, as this (rmcp's `AuthClient` meets
+    /// its own by sending the request without a token, so none reaches here from there).
+    pub(crate) fn or_auth<E: std::error::Error + Send + Sync + 'static>(
+        error: AuthError,
+        server: &str,
+    ) -> StreamableHttpError<E> {
+        match error {
+            AuthError::AuthorizationRequired => NeedsSignIn::new(server).into_http(),
+            other => other.into(),
+        }
+    }
+
+    /// The sign-in `error` waits for, if it is one.
+    pub fn in_http<E: std::error::Error + Send + Sync + 'static>(
+        error: &StreamableHttpError<E>,
+    ) -> Option<&NeedsSignIn> {
+        match error {
+            StreamableHttpError::Io(io) => io.get_ref()?.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for NeedsSignIn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "needs authorization: sign in with `toolnexus auth {}`, or give opts.oauth.onAuthorize",
+            self.server
+        )
+    }
+}
+
+impl std::error::Error for NeedsSignIn {}

@@ -63,7 +63,7 @@ async fn start(
             return connect_remote(name, remote, spec, handler, cancel).await;
         }
     };
-    let (child, pipes) = ChildProcess::spawn(local).map_err(Error::other)?;
+    let (child, pipes) = ChildProcess::spawn(local).map_err(|e| Error::other(e.to_string()))?;
     let child = Arc::new(child);
     let writer = match LineWriter::new(pipes.stdin) {
         Ok(writer) => writer,
@@ -102,22 +102,16 @@ async fn connect_remote(
     let (timeout, protocol) = (spec.timeout, spec.protocol);
     let started = Instant::now();
     let explain = |e: &StreamableHttpError<reqwest::Error>| {
-        let (reason, legacy) = http::explain_open_error(e);
-        Error::new(
-            if legacy {
-                Kind::MaybeLegacy
-            } else {
-                Kind::Broken
-            },
-            reason,
-        )
+        let (reason, meaning) = http::explain_open_error(e);
+        Error::new(meaning.into(), reason)
     };
     let (initializes, related) = (
         handler.0.http_initializes.clone(),
         handler.0.related.clone(),
     );
     let oauth = (name, &handler.0.hooks.oauth);
-    let transport = http::streamable(remote, oauth, initializes, related).map_err(Error::other)?;
+    let transport = http::streamable(remote, oauth, initializes, related)
+        .map_err(|e| Error::other(e.to_string()))?;
     let start = Start {
         timeout,
         protocol,

@@ -9,6 +9,7 @@
 pub mod call;
 mod ending;
 mod line_wire;
+mod not_sent;
 mod params;
 mod peer_wire;
 pub mod request;
@@ -39,6 +40,7 @@ use crate::transport::local::ChildProcess;
 use crate::transport::local::Exit;
 
 pub use self::line_wire::{Incoming, LineWire};
+pub use self::not_sent::NotSent;
 pub use self::peer_wire::PeerWire;
 
 /// A server looping on input-required results is given up after this many rounds.
@@ -54,7 +56,7 @@ pub trait Wire: Send + Sync {
         id: u64,
         method: &str,
         params: String,
-    ) -> Result<(), String>;
+    ) -> Result<(), NotSent>;
     /// Tells the server to stop working on request `id`.
     fn cancel(&self, id: u64, reason: &'static str);
 }

@@ -42,11 +42,23 @@ pub enum Kind {
     /// The streamable HTTP opening got no usable answer (a 4xx without a JSON-RPC error,
     /// say), which only a GET of a legacy HTTP+SSE server's event stream tells apart.
     MaybeLegacy,
+    /// The server wants a sign-in that nobody here can give (a status's `needs_auth`).
+    NeedsSignIn,
     /// Ran out of time.
     TimedOut,
     /// Anything else: the server exited, the request could not be composed or sent, the
     /// host refused what the server asked.
     Other,
+}
+
+impl From<http::Meaning> for Kind {
+    fn from(meaning: http::Meaning) -> Kind {
+        match meaning {
+            http::Meaning::MaybeLegacy => Kind::MaybeLegacy,
+            http::Meaning::NeedsSignIn => Kind::NeedsSignIn,
+            http::Meaning::Broken => Kind::Broken,
+        }
+    }
 }
 
 impl Error {
@@ -162,14 +174,43 @@ pub fn describe(error: &ServiceError, phase: &str) -> Error {
         ServiceError::TransportClosed => {
             Error::broken(format!("closed the connection during {phase}"))
         }
-        ServiceError::TransportSend(e) => Error::broken(format!(
-            "failed {phase}: {}",
-            http::explain_send_error(&*e.error)
-        )),
+        ServiceError::TransportSend(e) => {
+            let (reason, meaning) = http::explain_send_error(&*e.error);
+            Error::new(Kind::from(meaning), format!("failed {phase}: {reason}"))
+        }
         ServiceError::Cancelled { reason } => Error::broken(format!(
             "cancelled {phase}: {}",
             reason.as_deref().unwrap_or("no reason given")
         )),
         other => Error::broken(format!("failed {phase}: {other}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::transport::DynamicTransportError;
+    use rmcp::transport::auth::AuthError;
+
+    use super::*;
+    use crate::auth::NeedsSignIn;
+
+    fn failed_send(error: AuthError) -> Error {
+        let http = NeedsSignIn::or_auth::<reqwest::Error>(error, "docs");
+        let any = std::any::TypeId::of::<()>();
+        let send = DynamicTransportError::from_parts("http", any, Box::new(http));
+        describe(&ServiceError::TransportSend(send), "tools/list")
+    }
+
+    #[test]
+    fn a_sign_in_nobody_can_give_is_its_own_kind_in_the_same_words() {
+        let needs = failed_send(AuthError::AuthorizationRequired);
+        assert_eq!(needs.kind(), Kind::NeedsSignIn);
+        assert_eq!(
+            needs.to_string(),
+            "failed tools/list: needs authorization: sign in with `toolnexus auth docs`, or give opts.oauth.onAuthorize"
+        );
+        let other = failed_send(AuthError::AuthorizationFailed("the person said no".into()));
+        assert_eq!(other.kind(), Kind::Broken);
+        assert_eq!(other.to_string(), "failed tools/list: the person said no");
     }
 }

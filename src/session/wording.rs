@@ -18,6 +18,14 @@ pub fn aborted(server: &str, tool: &str) -> ToolOutput {
     ))
 }
 
+/// A call whose progress came faster than the host took it, given up.
+pub fn progress_given_up(server: &str, tool: &str) -> String {
+    format!(
+        "MCP server \"{server}\" sent progress for {} faster than the host could take it; the call was given up",
+        during(tool)
+    )
+}
+
 pub fn bad_arguments(server: &str, tool: &str) -> ToolOutput {
     ToolOutput::error(format!(
         "MCP server \"{server}\": arguments for \"{tool}\" must be a JSON object"

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
 use crate::listed_tool::ListedTool;
+use crate::session::error::Kind;
 use crate::session::{Failure, Session};
 
 use super::Phase;
@@ -25,6 +26,8 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
     let options = &inner.options;
     let mut connected_once = false;
     let mut failures = 0;
+    // Whether the last attempt failed for want of a sign-in nobody can give.
+    let mut needs_sign_in;
     loop {
         let connected = connect_and_list(&service.local, &spec, &inner.hooks, &service.stop).await;
         match connected.map_err(|(failure, _)| failure) {
@@ -32,13 +35,16 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
             // A server that never came up is as failed as in loadMcp: retrying a bad
             // command or a wrong URL only hides the mistake.
             Err(Failure::Reason(reason)) if !connected_once => {
-                return fail(&inner, &service, reason.into_text());
+                let needs_sign_in = reason.kind() == Kind::NeedsSignIn;
+                return fail(&inner, &service, reason.into_text(), needs_sign_in);
             }
             Err(Failure::Reason(reason)) => {
+                needs_sign_in = reason.kind() == Kind::NeedsSignIn;
                 inner.change(&service, |s| s.last_error = Some(reason.into_text()))
             }
             Ok((session, tools)) => {
                 connected_once = true;
+                needs_sign_in = false;
                 let session = Arc::new(session);
                 let since = Instant::now();
                 service.session.send_replace(Some(session.clone()));
@@ -77,6 +83,7 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 &inner,
                 &service,
                 format!("gave up after {} restarts: {reason}", options.max_restarts),
+                needs_sign_in,
             );
         }
         inner.change(&service, |s| {
@@ -90,8 +97,8 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
     }
 }
 
-fn fail(inner: &Inner, service: &Service, reason: String) {
-    let phase = match inner.hooks.oauth.needs_sign_in(&service.local) {
+fn fail(inner: &Inner, service: &Service, reason: String, needs_sign_in: bool) {
+    let phase = match needs_sign_in {
         true => Phase::NeedsAuth,
         false => Phase::Failed,
     };

@@ -19,21 +19,56 @@ use rmcp::transport::streamable_http_client::{
     StreamableHttpClientTransport, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 
+mod explain;
+
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport, NotLegacy};
-use crate::auth::{self, OAuthClient, OAuthHooks};
+use crate::auth::{OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
-/// The configured headers (expanded when the config was read). Errors name the header,
-/// never its value.
-fn headers(spec: &RemoteSpec) -> Result<HeaderMap, String> {
+pub use self::explain::{Meaning, explain_not_legacy, explain_open_error, explain_send_error};
+use crate::lock::lock;
+
+/// Why a remote server's HTTP client could not be set up. Errors name a header, never
+/// its value.
+#[derive(Debug)]
+pub enum SetupError {
+    HeaderName(String),
+    HeaderValue(String),
+    Client(reqwest::Error),
+}
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SetupError::HeaderName(name) => {
+                write!(f, "\"{name}\" is not a valid HTTP header name")
+            }
+            SetupError::HeaderValue(name) => write!(
+                f,
+                "the value of header \"{name}\" is not a valid HTTP header value"
+            ),
+            SetupError::Client(e) => write!(f, "cannot build an HTTP client: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+impl From<SetupError> for NotLegacy {
+    fn from(error: SetupError) -> Self {
+        NotLegacy::Other(error.to_string())
+    }
+}
+
+/// The configured headers (expanded when the config was read).
+fn headers(spec: &RemoteSpec) -> Result<HeaderMap, SetupError> {
     let mut headers = HeaderMap::new();
     for (name, value) in &spec.headers {
         let header = HeaderName::try_from(name.as_str())
-            .map_err(|_| format!("\"{name}\" is not a valid HTTP header name"))?;
-        let value = HeaderValue::try_from(value.as_str()).map_err(|_| {
-            format!("the value of header \"{name}\" is not a valid HTTP header value")
-        })?;
+            .map_err(|_| SetupError::HeaderName(name.clone()))?;
+        let value = HeaderValue::try_from(value.as_str())
+            .map_err(|_| SetupError::HeaderValue(name.clone()))?;
         headers.insert(header, value);
     }
     Ok(headers)
@@ -45,7 +80,7 @@ pub fn streamable(
     (server, oauth): (&str, &OAuthHooks),
     initializes: Arc<watch::Sender<u64>>,
     related: Related,
-) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, String> {
+) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, SetupError> {
     install_crypto_provider();
     let headers = headers(spec)?
         .into_iter()
@@ -55,9 +90,7 @@ pub fn streamable(
         .custom_headers(headers)
         .max_json_response_size(MAX_MESSAGE_BYTES)
         .max_sse_event_size(MAX_MESSAGE_BYTES);
-    let inner = client_builder()
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let inner = client_builder().build().map_err(SetupError::Client)?;
     let client = CountingClient {
         inner,
         initializes,
@@ -71,25 +104,8 @@ pub fn streamable(
 /// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
 pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> {
     install_crypto_provider();
-    let client = client_builder()
-        .build()
-        .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+    let client = client_builder().build().map_err(SetupError::Client)?;
     legacy_sse::connect(client, &spec.url, headers(spec)?).await
-}
-
-/// Why a server that answered neither as streamable HTTP nor as legacy HTTP+SSE failed:
-/// a GET refused as unauthorized or forbidden says what the POST's refusal meant;
-/// otherwise `streamable`, the first failure, is the one that explains.
-pub fn explain_not_legacy(not_legacy: &NotLegacy, streamable: String) -> String {
-    match not_legacy {
-        NotLegacy::Answered(status) if *status == reqwest::StatusCode::UNAUTHORIZED => {
-            UNAUTHORIZED.into()
-        }
-        NotLegacy::Answered(status) if *status == reqwest::StatusCode::FORBIDDEN => {
-            FORBIDDEN.into()
-        }
-        _ => streamable,
-    }
 }
 
 /// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
@@ -117,74 +133,6 @@ fn install_crypto_provider() {
         // Fails only when the host process already installed one, which serves as well.
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
-}
-
-/// Why opening a remote session failed over HTTP, in words; and whether the server may be
-/// a legacy HTTP+SSE one: its answer to the first POST was no usable answer (a 4xx without
-/// a JSON-RPC error, say), which only a GET of its event stream tells apart, as the spec
-/// describes. rmcp says which status it was only in words.
-pub fn explain_open_error(error: &StreamableHttpError<reqwest::Error>) -> (String, bool) {
-    match error {
-        StreamableHttpError::Auth(error) => (auth::explain(error), false),
-        StreamableHttpError::AuthRequired(_) => (UNAUTHORIZED.into(), false),
-        StreamableHttpError::InsufficientScope(_) => (FORBIDDEN.into(), false),
-        StreamableHttpError::UnexpectedServerResponse(text) => {
-            (format!("initialize failed: {}", brief(text)), true)
-        }
-        StreamableHttpError::UnexpectedContentType(kind) => {
-            let kind = kind
-                .as_deref()
-                .map_or("none".into(), |k| format!("\"{}\"", brief(k)));
-            (
-                format!("answered initialize with content type {kind}"),
-                true,
-            )
-        }
-        StreamableHttpError::HttpStatus(status) => {
-            (format!("answered initialize with {status}"), false)
-        }
-        StreamableHttpError::Client(e) => {
-            (format!("could not be reached: {}", error_chain(e)), false)
-        }
-        other => (format!("initialize failed: {other}"), false),
-    }
-}
-
-/// Why a message could not be sent, in words: rmcp's own text for a failed send starts with
-/// the transport's Rust type, which tells a user nothing.
-pub fn explain_send_error(error: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
-    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
-        Some(StreamableHttpError::Client(e)) => format!("could not be reached: {}", error_chain(e)),
-        Some(StreamableHttpError::Auth(error)) => auth::explain(error),
-        Some(http) => http.to_string(),
-        None => error.to_string(),
-    }
-}
-
-/// The first line of a server's words, at most 200 characters: an error page may be long.
-fn brief(text: &str) -> &str {
-    let line = text.lines().next().unwrap_or_default();
-    match line.char_indices().nth(200) {
-        Some((end, _)) => &line[..end],
-        None => line,
-    }
-}
-
-const UNAUTHORIZED: &str = "is unauthorized (HTTP 401): check the credentials in its \"headers\"";
-const FORBIDDEN: &str = "is forbidden (HTTP 403): check the credentials in its \"headers\"";
-
-/// An error with its causes, which say what actually went wrong ("Connection refused"),
-/// and for a certificate that was not trusted, what to do.
-fn error_chain(error: &reqwest::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text.push_str(super::tls::certificate_advice(error));
-    text
 }
 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
@@ -233,10 +181,6 @@ pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
     }
     let head: Head = serde_json::from_str(data).ok()?;
     (head.method == "elicitation/create").then_some(head.id)
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl CountingClient {
@@ -383,5 +327,34 @@ impl StreamableHttpClient for CountingClient {
             custom_headers,
             max_sse_event_size,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str, value: &str) -> RemoteSpec {
+        RemoteSpec {
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: vec![(name.into(), value.into())],
+            oauth: None,
+        }
+    }
+
+    #[test]
+    fn a_bad_header_is_named_never_shown() {
+        let name = headers(&spec("bad name", "v")).err().map(|e| e.to_string());
+        assert_eq!(
+            name.as_deref(),
+            Some("\"bad name\" is not a valid HTTP header name")
+        );
+        let value = headers(&spec("x-key", "secret\n"))
+            .err()
+            .map(|e| e.to_string());
+        assert_eq!(
+            value.as_deref(),
+            Some("the value of header \"x-key\" is not a valid HTTP header value")
+        );
     }
 }

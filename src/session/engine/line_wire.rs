@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::request::Progress;
-use super::{Engine, Wire};
+use super::{Engine, NotSent, Wire};
 use crate::session::error::{Broken, Reply};
 use crate::transport::local::lines::{Intercept, LineWriter, WriteError};
 
@@ -20,14 +20,14 @@ const ID_HEAD: usize = 256;
 pub struct LineWire(pub Arc<LineWriter>);
 
 impl Wire for LineWire {
-    fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), String> {
+    fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), NotSent> {
         let line = format!(
             "{{\"jsonrpc\":\"2.0\",\"id\":\"{ID_PREFIX}{id}\",\"method\":\"{method}\",\"params\":{params}}}\n"
         );
         match self.0.write_line(line.as_bytes()) {
             // The server is gone: the end of its output fails the request.
             Ok(()) | Err(WriteError::Closed) => Ok(()),
-            Err(refused) => Err(refused.to_string()),
+            Err(refused) => Err(NotSent::Write(refused)),
         }
     }
 

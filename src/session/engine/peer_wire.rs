@@ -13,7 +13,7 @@ use serde_json::Value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
-use super::{Engine, Wire};
+use super::{Engine, NotSent, Wire};
 use crate::lock::lock;
 use crate::session::error::{Broken, Reply};
 use crate::session::handler::Shared;
@@ -49,10 +49,13 @@ impl Wire for PeerWire {
         id: u64,
         method: &str,
         params: String,
-    ) -> Result<(), String> {
+    ) -> Result<(), NotSent> {
         let request = format!("{{\"method\":{},\"params\":{params}}}", Value::from(method));
         let request: ClientRequest =
-            serde_json::from_str(&request).map_err(|e| format!("cannot compose {method}: {e}"))?;
+            serde_json::from_str(&request).map_err(|error| NotSent::Compose {
+                method: method.to_owned(),
+                error,
+            })?;
         let (stop, stopped) = oneshot::channel();
         self.running().insert(id, stop);
         let (peer, shared, engine) = (self.peer.clone(), self.shared.clone(), engine.clone());

@@ -23,6 +23,11 @@ pub fn environment(spec: &LocalSpec) -> Vec<(OsString, OsString)> {
     env.into_values().collect()
 }
 
+/// Whether an environment variable's name is `PATH`, as the OS compares names.
+pub fn is_path(name: &std::ffi::OsStr) -> bool {
+    os::env_name_key(name) == os::env_name_key("PATH".as_ref())
+}
+
 /// What a server started with `"inheritEnv": false` gets of the host's environment (see
 /// `os::SAFE_VARS`). A value starting with `()` is a shell function, which the TypeScript
 /// SDK leaves out too.

@@ -34,6 +34,7 @@ mod stderr;
 
 pub use os::{InPipe, OutPipe, host_symbol, kill_all};
 pub use process::{ChildPipes, ChildProcess};
+pub use start_error::StartError;
 
 /// What to run: `program` (looked up in the `PATH` of `env` as the OS's users expect), its
 /// arguments, its whole environment and its working directory.

@@ -10,11 +10,13 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::environment::environment;
+use super::environment::{environment, is_path};
 use super::os::{self, Lease};
+use super::start_error::{self, StartError};
 use super::stderr::{StderrTail, drain_stderr};
-use super::{Command, Exit, Signal, start_error};
+use super::{Command, Exit, Signal};
 use crate::config::LocalSpec;
+use crate::lock::lock;
 
 /// A running server process. Dropping it kills its process tree.
 pub struct ChildProcess {
@@ -30,14 +32,9 @@ pub struct ChildPipes {
     pub stdin: os::InPipe,
 }
 
-/// Whether an environment variable's name is `PATH`, as the OS compares names.
-pub(super) fn is_path(name: &std::ffi::OsStr) -> bool {
-    os::env_name_key(name) == os::env_name_key("PATH".as_ref())
-}
-
 impl ChildProcess {
     /// Spawns `program args...` directly (never through a shell).
-    pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), String> {
+    pub fn spawn(spec: &LocalSpec) -> Result<(ChildProcess, ChildPipes), StartError> {
         let command = Command {
             program: &spec.program,
             args: &spec.args,
@@ -46,7 +43,12 @@ impl ChildProcess {
         };
         let started = os::start(&command).map_err(|e| {
             let own_path = spec.env.iter().any(|(name, _)| is_path(name.as_ref()));
-            start_error::explain(&spec.program, &command.env, own_path, &e)
+            StartError(start_error::explain(
+                &spec.program,
+                &command.env,
+                own_path,
+                &e,
+            ))
         })?;
         let lease = Arc::new(started.lease);
         let (exit_tx, exit) = watch::channel(None);
@@ -109,7 +111,7 @@ impl ChildProcess {
 
     /// The last lines the server wrote to stderr, joined by " | ".
     pub fn stderr_tail(&self) -> String {
-        let tail = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
+        let tail = lock(&self.stderr);
         tail.lines.iter().cloned().collect::<Vec<_>>().join(" | ")
     }
 

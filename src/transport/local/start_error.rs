@@ -5,6 +5,21 @@
 use std::ffi::OsString;
 use std::io;
 
+use super::environment::is_path;
+
+/// Why a server could not be started (see [`explain`]), worded at once: the words need
+/// the server's environment, which must not be kept (it holds secrets).
+#[derive(Debug)]
+pub struct StartError(pub(super) String);
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for StartError {}
+
 /// The reason `program`, started with environment `env`, failed with `error`;
 /// `own_path`: the entry's `env` sets `PATH`.
 pub fn explain(
@@ -19,7 +34,7 @@ pub fn explain(
     }
     let path = env
         .iter()
-        .find(|(name, _)| super::process::is_path(name))
+        .find(|(name, _)| is_path(name))
         .map(|(_, value)| value.to_string_lossy().into_owned());
     match path {
         Some(_) if own_path => format!(

@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::watch;
 
 use super::os::ErrPipe;
+use crate::lock::lock;
 
 /// Lines of stderr kept for error messages, and the longest line kept.
 const STDERR_LINES: usize = 8;
@@ -68,7 +69,7 @@ pub async fn drain_stderr(
     const KEPT_BYTES: usize = STDERR_LINE_CHARS * 4;
     let keep = |line: &[u8]| {
         let line = String::from_utf8_lossy(line);
-        tail.lock().unwrap_or_else(|e| e.into_inner()).push(&line);
+        lock(&tail).push(&line);
     };
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();

@@ -13,7 +13,7 @@ use crate::lock::lock;
 use crate::redact::Redactor;
 use crate::session::engine::call::{CallSink, CallSpec};
 use crate::session::engine::request::Progress;
-use crate::session::engine::{Engine, Wire};
+use crate::session::engine::{Engine, NotSent, Wire};
 use crate::session::error::Reply;
 use crate::session::handler::Shared;
 use crate::session::hooks::Hooks;
@@ -39,7 +39,7 @@ pub struct FakeWire {
 }
 
 impl Wire for FakeWire {
-    fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), String> {
+    fn send(&self, _: &Arc<Engine>, id: u64, method: &str, params: String) -> Result<(), NotSent> {
         let params = serde_json::from_str(&params).expect("params are JSON");
         let method = method.to_owned();
         lock(&self.sent).push(Sent::Request { id, method, params });

@@ -14,6 +14,7 @@ use rmcp::model::ServerJsonRpcMessage;
 use tokio::sync::Notify;
 
 use super::{Intercept, LineWriter};
+use crate::lock::lock;
 use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::local::os::{OutPipe, Readable};
 
@@ -157,11 +158,11 @@ impl LineReader {
     }
 
     fn state(&self) -> MutexGuard<'_, ReadState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     fn queue(&self) -> MutexGuard<'_, ForRmcp> {
-        self.for_rmcp.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.for_rmcp)
     }
 
     /// Whether a host thread is the one waiting for the pipe.

@@ -8,6 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cork;
 use super::reader::{LineReader, ReaderLink, has_host_loop};
+use crate::lock::lock;
 use crate::transport::local::os::{InPipe, Writable};
 
 /// The most that may wait for a server that does not read its input; a line that would
@@ -92,7 +93,7 @@ impl LineWriter {
     }
 
     fn state(&self) -> MutexGuard<'_, WriterState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     pub(super) fn set_reader(&self, reader: Weak<LineReader>) {

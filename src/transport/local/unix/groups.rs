@@ -9,12 +9,13 @@ use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard};
 
 use super::watchdog;
+use crate::lock::lock;
 use crate::transport::local::Signal;
 
 static LIVE: Mutex<Option<HashSet<u32>>> = Mutex::new(None);
 
 fn live() -> MutexGuard<'static, Option<HashSet<u32>>> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&LIVE)
 }
 
 pub fn register(pgid: u32) {

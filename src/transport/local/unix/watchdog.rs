@@ -12,6 +12,7 @@
 //! (`linux::spawn`); [`ENV`] swaps one for the other there, which is how its tests
 //! exercise the watchdog.
 
+use crate::lock::lock;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::process::{ChildStdin, Command, Stdio};
@@ -50,7 +51,7 @@ pub fn started(pgid: u32, live: &HashSet<u32>) {
     if !enabled() {
         return;
     }
-    let mut pipe = PIPE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pipe = lock(&PIPE);
     let told = match pipe.as_mut() {
         Some(stdin) => writeln!(stdin, "+ {pgid}"),
         None => start().and_then(|mut stdin| {
@@ -67,7 +68,7 @@ pub fn started(pgid: u32, live: &HashSet<u32>) {
 
 /// `pgid` has ended, and its id may be taken by another group once it is reaped.
 pub fn ended(pgid: u32) {
-    let mut pipe = PIPE.lock().unwrap_or_else(|e| e.into_inner());
+    let mut pipe = lock(&PIPE);
     if let Some(stdin) = pipe.as_mut()
         && writeln!(stdin, "- {pgid}").is_err()
     {

@@ -10,6 +10,7 @@ use windows_sys::Win32::System::JobObjects::{
     SetInformationJobObject, TerminateJobObject,
 };
 
+use crate::lock::lock;
 use crate::transport::local::Signal;
 
 /// The exit code of a process ended with its job.
@@ -75,7 +76,7 @@ impl Drop for Job {
 static LIVE: Mutex<Vec<Arc<Job>>> = Mutex::new(Vec::new());
 
 fn live() -> MutexGuard<'static, Vec<Arc<Job>>> {
-    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+    lock(&LIVE)
 }
 
 /// Ends every server tree still alive. For the host's exit path: synchronous. (The kernel
@@ -98,7 +99,7 @@ impl Lease {
     }
 
     fn job(&self) -> MutexGuard<'_, Option<Arc<Job>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.0)
     }
 
     /// Windows has no request to exit that a console server could handle: both ask the
