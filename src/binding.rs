@@ -287,6 +287,7 @@ impl McpSourceHandle {
         timeout_ms: Option<f64>,
         wants_progress: bool,
         max_total_ms: Option<f64>,
+        task: bool,
     ) -> Result<f64> {
         let tool = self.tool(index)?;
         let session = &self.source.sessions[tool.server];
@@ -294,6 +295,7 @@ impl McpSourceHandle {
             timeout: call_timeout(timeout_ms).unwrap_or(session.timeout()),
             max_total: call_timeout(max_total_ms).or(session.max_total()),
             wants_progress,
+            task,
         };
         self.calls.started(env)?;
         let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::Peer;
-use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientRequest};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest,
+};
 use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::runtime::Handle;
@@ -42,6 +44,19 @@ impl PeerWire {
     }
 }
 
+/// The request as rmcp sends it; a 2025 task-augmented call as it was written, since
+/// rmcp's `tools/call` has no `task` member to keep it in.
+fn client_request(method: &str, params: &str) -> Result<ClientRequest, serde_json::Error> {
+    let params: Value = serde_json::from_str(params)?;
+    if params.get("task").is_some() {
+        return Ok(ClientRequest::CustomRequest(CustomRequest::new(
+            method,
+            Some(params),
+        )));
+    }
+    serde_json::from_value(serde_json::json!({ "method": method, "params": params }))
+}
+
 impl Wire for PeerWire {
     fn send(
         &self,
@@ -50,9 +65,8 @@ impl Wire for PeerWire {
         method: &str,
         params: String,
     ) -> Result<(), String> {
-        let request = format!("{{\"method\":{},\"params\":{params}}}", Value::from(method));
-        let request: ClientRequest =
-            serde_json::from_str(&request).map_err(|e| format!("cannot compose {method}: {e}"))?;
+        let request =
+            client_request(method, &params).map_err(|e| format!("cannot compose {method}: {e}"))?;
         let (stop, stopped) = oneshot::channel();
         self.running().insert(id, stop);
         let (peer, shared, engine) = (self.peer.clone(), self.shared.clone(), engine.clone());
