@@ -246,11 +246,8 @@ impl Start<'_> {
             let wire = Box::new(PeerWire::new(peer.clone(), shared.clone()));
             Engine::new(shared.clone(), wire, None)
         });
-        if let Some((meta, task_meta)) = &meta {
-            engine.set_meta(
-                request_meta::as_members(meta),
-                request_meta::as_members(task_meta),
-            );
+        if let Some(meta) = &meta {
+            engine.set_meta(request_meta::as_members(meta));
         }
         Ok(Opened {
             timeout: self.timeout,

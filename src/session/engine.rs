@@ -72,9 +72,8 @@ pub struct Engine {
     /// Wakes the sweeper: a deadline earlier than it planned for, or the end.
     nudge: Arc<Notify>,
     /// `_meta` members every request carries (`,"k":v,...`), set once the era is known
-    /// (see `request_meta`), and those of a task's requests, which declare the tasks
-    /// extension; both empty for the 2025 era.
-    meta: OnceLock<(String, String)>,
+    /// (see `request_meta`); empty for the 2025 era.
+    meta: OnceLock<String>,
 }
 
 struct Table {
@@ -177,18 +176,13 @@ impl Engine {
         engine
     }
 
-    /// Sets the `_meta` members (`,"k":v,...`) of every later request, and of those
-    /// of a task.
-    pub fn set_meta(&self, members: String, task_members: String) {
-        let _ = self.meta.set((members, task_members));
+    /// Sets the `_meta` members (`,"k":v,...`) of every later request.
+    pub fn set_meta(&self, members: String) {
+        let _ = self.meta.set(members);
     }
 
     fn meta(&self) -> &str {
-        self.meta.get().map_or("", |meta| meta.0.as_str())
-    }
-
-    fn task_meta(&self) -> &str {
-        self.meta.get().map_or("", |meta| meta.1.as_str())
+        self.meta.get().map_or("", String::as_str)
     }
 
     /// Whether the session speaks the 2026-07-28 revision: only its requests carry `_meta`.
@@ -221,7 +215,7 @@ impl Engine {
         });
         let mut pending = Pending::new(id, caller, "tools/call", Call::phase(tool));
         let name = serde_json::Value::from(tool);
-        // A 2025 server is asked in the params; the extension is declared in `_meta`.
+        // A 2025 server is asked in the params; a 2026 one decides for itself.
         let task = if spec.task && !self.modern() {
             ",\"task\":{}"
         } else {
@@ -277,11 +271,7 @@ impl Engine {
     /// Registers `pending` under request `id` and sends its request: the first, or a
     /// later round's with the answers to what the server asked.
     fn send(&self, id: u64, pending: Pending) {
-        let meta = match pending.task {
-            Some(_) => self.task_meta(),
-            None => self.meta(),
-        };
-        let params = params::compose(id, &pending, meta);
+        let params = params::compose(id, &pending, self.meta());
         let (method, caller, phase) = (
             pending.method,
             pending.caller.clone(),

@@ -6,36 +6,20 @@
     reason = "logging is deprecated by SEP-2577, but servers still send it"
 )]
 
-use rmcp::model::{
-    ClientCapabilities, ClientConfig, LoggingLevel, ProtocolVersion, RequestMetaObject,
-    TASKS_EXTENSION_ID,
-};
+use rmcp::model::{ClientConfig, LoggingLevel, ProtocolVersion, RequestMetaObject};
 
-/// The `_meta` members for requests of `version`, and for those of a task, which also
-/// declare the tasks extension (a server may answer a call with a task only when its
-/// request does); `None` for a revision with `initialize`.
-pub fn modern_meta(
-    client: &ClientConfig,
-    version: &ProtocolVersion,
-) -> Option<(RequestMetaObject, RequestMetaObject)> {
+/// The `_meta` members for requests of `version`; `None` for a revision with `initialize`.
+pub fn modern_meta(client: &ClientConfig, version: &ProtocolVersion) -> Option<RequestMetaObject> {
     if version.has_initialize() {
         return None;
     }
-    let meta = |capabilities: ClientCapabilities| {
-        let mut meta = RequestMetaObject::with_client_context(
-            version.clone(),
-            client.client_info.clone(),
-            capabilities,
-        );
-        meta.set_log_level(LoggingLevel::Debug);
-        meta
-    };
-    let mut tasks = client.capabilities.clone();
-    tasks
-        .extensions
-        .get_or_insert_with(Default::default)
-        .insert(TASKS_EXTENSION_ID.to_owned(), Default::default());
-    Some((meta(client.capabilities.clone()), meta(tasks)))
+    let mut meta = RequestMetaObject::with_client_context(
+        version.clone(),
+        client.client_info.clone(),
+        client.capabilities.clone(),
+    );
+    meta.set_log_level(LoggingLevel::Debug);
+    Some(meta)
 }
 
 /// The same members as JSON text to write after other `_meta` members: `,"k":v,...`.
@@ -50,20 +34,14 @@ pub fn as_members(meta: &RequestMetaObject) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::Implementation;
+    use rmcp::model::{ClientCapabilities, Implementation};
 
     #[test]
     fn modern_requests_carry_version_client_and_log_level() {
         let client =
             ClientConfig::new(ClientCapabilities::default(), Implementation::new("t", "1"));
         assert!(modern_meta(&client, &ProtocolVersion::V_2025_11_25).is_none());
-        let (meta, task_meta) =
-            modern_meta(&client, &ProtocolVersion::V_2026_07_28).expect("modern");
-        let tasks = serde_json::to_value(&task_meta.0).expect("JSON");
-        assert_eq!(
-            tasks["io.modelcontextprotocol/clientCapabilities"]["extensions"][TASKS_EXTENSION_ID],
-            serde_json::json!({})
-        );
+        let meta = modern_meta(&client, &ProtocolVersion::V_2026_07_28).expect("modern");
         let members = as_members(&meta);
         let object: serde_json::Value =
             serde_json::from_str(&format!("{{\"progressToken\":1{members}}}")).expect("JSON");

@@ -129,3 +129,17 @@ impl Wire for PeerWire {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_augmented_call_keeps_its_task() {
+        let request = client_request("tools/call", r#"{"name":"t","arguments":{},"task":{}}"#);
+        let json = serde_json::to_value(request.expect("composed")).expect("JSON");
+        assert_eq!(json["params"]["task"], serde_json::json!({}));
+        let plain = client_request("tools/call", r#"{"name":"t","arguments":{}}"#);
+        assert!(matches!(plain, Ok(ClientRequest::CallToolRequest(_))));
+    }
+}

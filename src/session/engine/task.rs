@@ -273,7 +273,7 @@ impl Engine {
         let Some(me) = self.me.upgrade() else {
             return;
         };
-        let params = super::params::about_task(&about(id), self.task_meta());
+        let params = super::params::about_task(&about(id), self.meta());
         let _ = self.wire.send(&me, call::next_id(), "tasks/cancel", params);
     }
 }

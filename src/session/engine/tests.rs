@@ -132,7 +132,7 @@ async fn an_interrupted_call_is_sent_once_more_in_the_2026_era_only() {
     assert_eq!(heard.outcome(), lost, "no resend in the 2025 era");
 
     let rig = Rig::new();
-    rig.engine.set_meta(",\"v\":1".into(), ",\"v\":1".into());
+    rig.engine.set_meta(",\"v\":1".into());
     let (id, heard) = rig.call(10_000, None);
     rig.engine
         .reply(id, Reply::Interrupted(Broken::Service(&closed)));

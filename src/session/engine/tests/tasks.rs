@@ -161,15 +161,11 @@ async fn a_plain_answer_to_a_task_call_is_the_result() {
 #[tokio::test(start_paused = true)]
 async fn a_2026_task_asks_through_tasks_update_and_carries_its_result() {
     let rig = Rig::new();
-    rig.engine
-        .set_meta(",\"v\":1".into(), ",\"v\":1,\"tasks\":1".into());
+    rig.engine.set_meta(",\"v\":1".into());
     let (id, heard) = rig.task(100, None);
     let (_, _, params) = rig.last();
-    assert_eq!(
-        params["_meta"]["tasks"], 1,
-        "the call declares the extension"
-    );
-    assert_eq!(params.get("task"), None);
+    assert_eq!(params["_meta"]["v"], 1);
+    assert_eq!(params.get("task"), None, "the server decides");
     let made = json!({ "resultType": "task", "taskId": "t1", "status": "working", "pollIntervalMs": 20, "ttlMs": null });
     rig.answer(id, made);
     sleep(21).await;
@@ -185,7 +181,7 @@ async fn a_2026_task_asks_through_tasks_update_and_carries_its_result() {
     assert_eq!(method, "tasks/update");
     assert_eq!(params["taskId"], "t1");
     assert_eq!(params["inputResponses"]["k"]["action"], "accept");
-    assert_eq!(params["_meta"]["tasks"], 1);
+    assert_eq!(params["_meta"]["v"], 1);
     rig.answer(update, json!({ "resultType": "complete" }));
     sleep(21).await;
     // Shown again before the server took the answers: not asked twice.
@@ -203,7 +199,7 @@ async fn a_2026_task_asks_through_tasks_update_and_carries_its_result() {
 #[tokio::test(start_paused = true)]
 async fn a_2026_failed_task_reads_as_its_error() {
     let rig = Rig::new();
-    rig.engine.set_meta(",\"v\":1".into(), ",\"v\":1".into());
+    rig.engine.set_meta(",\"v\":1".into());
     let (id, heard) = rig.task(100, None);
     rig.answer(
         id,
