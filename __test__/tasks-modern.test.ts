@@ -24,7 +24,10 @@ function logOf(t: TestContext) {
 async function httpServer(t: TestContext, log: string): Promise<string> {
   const child = spawn(REFSERVER, ["--tasks", "--task-log", log, "--http"], { stdio: ["pipe", "pipe", "inherit"] })
   t.after(() => child.kill())
-  const [line] = await createInterface({ input: child.stdout! })[Symbol.asyncIterator]().next().then((r) => [r.value])
+  const [line] = await createInterface({ input: child.stdout! })
+    [Symbol.asyncIterator]()
+    .next()
+    .then((r) => [r.value])
   return String(line).trim()
 }
 
@@ -33,15 +36,13 @@ for (const transport of ["stdio", "http"] as const) {
     assert.ok(existsSync(REFSERVER), `${REFSERVER} is built by npm run test:rust (cargo test --workspace)`)
     const { log, lines } = logOf(t)
     const entry =
-      transport === "stdio"
-        ? { command: [REFSERVER, "--tasks", "--task-log", log] }
-        : { url: await httpServer(t, log) }
+      transport === "stdio" ? { command: [REFSERVER, "--tasks", "--task-log", log] } : { url: await httpServer(t, log) }
     const source = await loadMcp(
       { r: { ...entry, protocol: "2026-07-28" as const } },
       { waitFor: async (request) => (asked.push(request.prompt), { id: request.id, ok: true, data: { go: true } }) },
     )
     t.after(() => source.close())
-    assert.deepEqual(source.status, { r: "connected" }, JSON.stringify(source.failures))
+    assert.deepEqual(source.status, { r: "connected" }, JSON.stringify(source.status))
     return { source, lines }
   }
 

@@ -279,6 +279,7 @@ impl McpSourceHandle {
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its
     /// progress and outcome come through the call queue. Never throws for a failed call.
     #[napi(catch_unwind)]
+    #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
     pub fn call_tool(
         &self,
         env: &Env,
