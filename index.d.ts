@@ -62,6 +62,16 @@ export interface ToolContext {
    */
   maxTotalTimeout?: number
   /**
+   * Call a tool whose `execution.taskSupport` is `"optional"` as a task: the server
+   * answers with a task handle, polled at its `pollInterval` until the result, which
+   * `execute` resolves with as a plain call's. `"required"` tools are always called as
+   * tasks, `"forbidden"` ones (and tools that say nothing) never; a 2026-07-28 server
+   * that declares the tasks extension decides for itself. While a task runs, `timeout`
+   * bounds each poll and `maxTotalTimeout` the whole; `signal` cancels it on the server
+   * (`tasks/cancel`). @default false
+   */
+  task?: boolean
+  /**
    * Handed as it is to the `run` of a {@link defineTool} tool, which may use it. MCP tools
    * ignore it: what an MCP server asks mid-call is answered through `loadMcp`'s `waitFor`.
    */

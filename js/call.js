@@ -17,7 +17,7 @@ function progressListener(onProgress) {
 /**
  * Runs a call of `target` (the server's name for the tool) with `args`, and shapes its
  * outcome as a ToolResult whose metadata starts from `metadata`. `calls` is the source's
- * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout)`
+ * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout, task)`
  * starts the native call and returns its id, `native.abort(key, id)` aborts it. One object and
  * one promise per call: a plain call makes no closure, as 64 calls in flight make this the
  * JS thread's hot path.
@@ -38,6 +38,7 @@ export function runToolCall(calls, native, key, metadata, target, args, ctx) {
       ctx?.timeout,
       onProgress !== undefined,
       ctx?.maxTotalTimeout,
+      ctx?.task === true,
     )
   } catch (error) {
     return Promise.resolve(failure(metadata, error?.message ?? error))
@@ -99,6 +100,9 @@ function refusedContext(ctx) {
     if (ctx?.[key] != null && typeof ctx[key] !== "number") {
       return `ctx.${key} must be a number of milliseconds, got ${typeof ctx[key]}`
     }
+  }
+  if (ctx?.task != null && typeof ctx.task !== "boolean") {
+    return `ctx.task must be a boolean, got ${typeof ctx.task}`
   }
   return undefined
 }

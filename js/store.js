@@ -123,8 +123,8 @@ class View {
   #list = { revision: -1, infos: [], tools: undefined }
   // How this view's tools start and abort native calls, keyed by service name (see `runToolCall`).
   #caller = {
-    start: (serviceName, target, json, timeout, wantsProgress, maxTotal) =>
-      this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal),
+    start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task) =>
+      this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal, task),
     abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
   }
   #status = { revision: -1, value: undefined }

@@ -280,6 +280,7 @@ impl McpSourceHandle {
     /// Starts tool number `index` of `summary().tools` and returns the call's id; its
     /// progress and outcome come through the call queue. Never throws for a failed call.
     #[napi(catch_unwind)]
+    #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
     pub fn call_tool(
         &self,
         env: &Env,
@@ -288,6 +289,7 @@ impl McpSourceHandle {
         timeout_ms: Option<f64>,
         wants_progress: bool,
         max_total_ms: Option<f64>,
+        task: bool,
     ) -> Result<f64> {
         let tool = self.tool(index)?;
         let session = &self.source.sessions[tool.server];
@@ -295,6 +297,7 @@ impl McpSourceHandle {
             timeout: call_timeout(timeout_ms).unwrap_or(session.timeout()),
             max_total: call_timeout(max_total_ms).or(session.max_total()),
             wants_progress,
+            task,
         };
         self.calls.started(env)?;
         let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());

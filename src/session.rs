@@ -14,6 +14,7 @@ mod opening;
 mod phase;
 mod redacted;
 mod request_meta;
+mod task_support;
 mod tools_list;
 pub mod wording;
 
@@ -60,6 +61,8 @@ pub struct Session {
     listening: AtomicBool,
     /// The output schemas its results are checked against.
     output_schemas: crate::output_schema::Schemas,
+    /// Which of its tools run as tasks.
+    task_support: task_support::TaskSupport,
     /// Cancelled when the session closes: ends what it runs beside the calls.
     closing: CancellationToken,
 }
@@ -86,6 +89,7 @@ impl Session {
             ttl: Mutex::default(),
             listening: AtomicBool::new(false),
             output_schemas: Default::default(),
+            task_support: Default::default(),
             closing: CancellationToken::new(),
         })
     }
@@ -116,6 +120,7 @@ impl Session {
         let (tools, hints) = listed.map_err(|failure| failure.redacted(self.redactor()))?;
         self.note_ttl(hints);
         self.output_schemas.record(&tools);
+        self.task_support.record(&tools);
         Ok(tools)
     }
 
@@ -202,9 +207,16 @@ impl Session {
         id: CallId,
         tool: &str,
         args_json: &str,
-        spec: CallSpec,
+        mut spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
+        spec.task = match self.peer.peer_info() {
+            // The 2026-07-28 extension leaves it to the server: any call may become a task.
+            Some(info) if !info.protocol_version.has_initialize() => {
+                info.capabilities.supports_tasks()
+            }
+            _ => self.task_support.runs_as_task(tool, spec.task),
+        };
         let schema = self.output_schemas.get(tool);
         let sink =
             output_schema::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());

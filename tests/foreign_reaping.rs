@@ -43,6 +43,7 @@ async fn close_returns_when_something_else_reaped_the_server() {
         timeout: Duration::from_secs(10),
         max_total: None,
         wants_progress: false,
+        task: false,
     };
     source.sessions[0].start_call("quit", "{}", spec, Arc::new(Ignore));
     let (reaped, error) = stealer.join().expect("the stealer");

@@ -8,8 +8,10 @@
 //! schemas up to the configured total, listed over pages of the configured size.
 //!
 //! ```text
-//! toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]]
+//! toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]] [--tasks]
 //!   --tools N      tools listed in total, the four above included (default 4)
+//!   --tasks        the tasks extension, on three more tools (see `tasks`);
+//!                  --task-log FILE records the cancelled ones
 //!   --page-size N  tools per tools/list page (default 100)
 //!   --http         serve streamable HTTP on 127.0.0.1 instead of stdio; prints the
 //!                  endpoint's URL on stdout, serves until stdin closes
@@ -24,14 +26,16 @@
 mod catalog;
 mod http;
 mod stdio;
+mod tasks;
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, ContentBlock,
+    GetTaskParams, GetTaskResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, UpdateTaskParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -48,10 +52,12 @@ struct Options {
     page_size: usize,
     /// `Some(port)`: serve HTTP on that port of 127.0.0.1.
     http: Option<u16>,
+    tasks: bool,
+    task_log: Option<String>,
 }
 
 fn usage() -> &'static str {
-    "usage: toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]]\n\
+    "usage: toolnexus-refserver [--tools N] [--page-size N] [--http [--port N]] [--tasks [--task-log FILE]]\n\
      env: TOOLNEXUS_REFSERVER_TOOLS, TOOLNEXUS_REFSERVER_PAGE_SIZE\n"
 }
 
@@ -66,6 +72,8 @@ fn options() -> Result<Options, String> {
         tools: catalog::CORE_TOOLS,
         page_size: 100,
         http: None,
+        tasks: false,
+        task_log: None,
     };
     let mut port = None;
     if let Ok(v) = std::env::var("TOOLNEXUS_REFSERVER_TOOLS") {
@@ -90,6 +98,8 @@ fn options() -> Result<Options, String> {
             "--tools" => options.tools = parse_count("--tools", &value()?)?,
             "--page-size" => options.page_size = parse_count("--page-size", &value()?)?,
             "--http" => options.http = Some(0),
+            "--tasks" => options.tasks = true,
+            "--task-log" => options.task_log = Some(value()?),
             "--port" => {
                 let text = value()?;
                 let parsed = text.trim().parse::<u16>();
@@ -118,6 +128,8 @@ fn options() -> Result<Options, String> {
 struct RefServer {
     tools: Arc<[Tool]>,
     page_size: usize,
+    /// Offered with `--tasks`.
+    tasks: tasks::Tasks,
 }
 
 impl RefServer {
@@ -157,9 +169,17 @@ fn count_arg(args: &Map<String, Value>, name: &str, max: u64) -> Result<u64, Err
 
 impl ServerHandler for RefServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_server_info(
-            Implementation::new("toolnexus-refserver", env!("CARGO_PKG_VERSION")),
-        )
+        let capabilities = match self.tasks.offered() {
+            true => ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+            false => ServerCapabilities::builder().enable_tools().build(),
+        };
+        ServerConfig::new(capabilities).with_server_info(Implementation::new(
+            "toolnexus-refserver",
+            env!("CARGO_PKG_VERSION"),
+        ))
     }
 
     async fn list_tools(
@@ -173,9 +193,15 @@ impl ServerHandler for RefServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        let declared = context
+            .client_capabilities()
+            .is_some_and(|caps| caps.supports_tasks());
+        if let Some(response) = self.tasks.call(&request.name, &args, declared) {
+            return Ok(response);
+        }
         let result = match request.name.as_ref() {
             "echo" => text_result(match args.get("text") {
                 Some(Value::String(text)) => text.clone(),
@@ -209,6 +235,30 @@ impl ServerHandler for RefServer {
         };
         Ok(result.into())
     }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.tasks.get(request)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.update(request)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.tasks.cancel(request)
+    }
 }
 
 fn main() -> ExitCode {
@@ -230,9 +280,14 @@ fn main() -> ExitCode {
         }
     };
     runtime.block_on(async {
+        let mut tools = catalog::tools(options.tools);
+        if options.tasks {
+            tools.extend(tasks::tools());
+        }
         let server = RefServer {
-            tools: catalog::tools(options.tools).into(),
+            tools: tools.into(),
             page_size: options.page_size,
+            tasks: tasks::Tasks::new(options.tasks, options.task_log),
         };
         if let Some(port) = options.http {
             return match http::serve(server, port).await {

@@ -271,6 +271,7 @@ impl NativeStore {
         timeout_ms: Option<f64>,
         wants_progress: bool,
         max_total_ms: Option<f64>,
+        task: bool,
     ) -> Result<f64> {
         let call = ToolCall {
             service: &service_name,
@@ -279,6 +280,7 @@ impl NativeStore {
             timeout: call_timeout(timeout_ms),
             max_total: call_timeout(max_total_ms),
             wants_progress,
+            task,
         };
         self.calls.started(env)?;
         let id = self

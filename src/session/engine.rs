@@ -15,6 +15,7 @@ mod peer_wire;
 pub mod request;
 pub mod rounds;
 mod sweep;
+mod task;
 #[cfg(test)]
 mod tests;
 pub mod timer;
@@ -30,6 +31,7 @@ use tokio_util::sync::CancellationToken;
 
 use self::call::{Call, CallSink, CallSpec};
 use self::request::{Caller, Decoded, Kind, Progress, Waiter};
+use self::task::{Read, Task};
 use self::timer::Clock;
 use super::error::{Error, Failure, Kind as ErrorKind, Reply};
 use super::handler::Shared;
@@ -117,6 +119,8 @@ struct Pending {
     wire_request: Option<rmcp::model::RequestId>,
     /// Set while a person answers what the server asked: nothing is in flight.
     asking: Option<CancellationToken>,
+    /// Set for a call that asked to run as a task.
+    task: Option<Box<Task>>,
 }
 
 impl Pending {
@@ -134,6 +138,7 @@ impl Pending {
             resent: false,
             wire_request: None,
             asking: None,
+            task: None,
         }
     }
 }
@@ -212,8 +217,15 @@ impl Engine {
         });
         let mut pending = Pending::new(id, caller, "tools/call", Call::phase(tool));
         let name = serde_json::Value::from(tool);
-        pending.members = format!("\"name\":{name},\"arguments\":{args}").into();
+        // A 2025 server is asked in the params; a 2026 one decides for itself.
+        let task = if spec.task && !self.modern() {
+            ",\"task\":{}"
+        } else {
+            ""
+        };
+        pending.members = format!("\"name\":{name},\"arguments\":{args}{task}").into();
         pending.progress_token = true;
+        pending.task = spec.task.then(|| Task::new(id));
         let state = self.table().state;
         match state {
             State::Open | State::Ending => {}
@@ -267,16 +279,7 @@ impl Engine {
             pending.caller.clone(),
             pending.phase.clone(),
         );
-        {
-            let mut table = self.table();
-            if let Some(deadline) = pending.clock.deadline()
-                && table.sweep_at.is_none_or(|at| deadline < at)
-            {
-                table.sweep_at = Some(deadline);
-                self.nudge.notify_one();
-            }
-            table.pending.insert(id, pending);
-        }
+        self.hold(id, pending, None);
         let Some(me) = self.me.upgrade() else {
             return;
         };
@@ -302,15 +305,36 @@ impl Engine {
         };
         let phase = pending.phase.clone();
         let error = match reply {
-            Reply::Result(result) => match pending.caller.decode(result) {
-                Decoded::Done => return,
-                Decoded::InputRequired(_) if pending.rounds >= MAX_ROUNDS => Error::other(format!(
-                    "asked for input more than {MAX_ROUNDS} times during {phase}; {} was given up",
-                    pending.caller.given_up()
-                )),
-                Decoded::InputRequired(asked) => return self.ask(id, pending, asked),
-                Decoded::Unexpected => Error::answered(super::wording::unexpected_response(&phase)),
-            },
+            Reply::Result(result) => {
+                let modern = self.modern();
+                let inner;
+                let result = match pending
+                    .task
+                    .as_mut()
+                    .map(|t| t.read(modern, result, &phase))
+                {
+                    None | Some(Read::Call) => result,
+                    Some(Read::Inner(call_result)) => {
+                        inner = call_result;
+                        &inner
+                    }
+                    Some(Read::Fail(error)) => return pending.caller.fail(error.into()),
+                    Some(step) => return self.task_step(id, pending, step),
+                };
+                match pending.caller.decode(result) {
+                    Decoded::Done => return,
+                    Decoded::InputRequired(_) if pending.rounds >= MAX_ROUNDS => {
+                        Error::other(format!(
+                            "asked for input more than {MAX_ROUNDS} times during {phase}; {} was given up",
+                            pending.caller.given_up()
+                        ))
+                    }
+                    Decoded::InputRequired(asked) => return self.ask(id, pending, asked),
+                    Decoded::Unexpected => {
+                        Error::answered(super::wording::unexpected_response(&phase))
+                    }
+                }
+            }
             Reply::Error { code, message } => Error::new(
                 ErrorKind::Answered { code },
                 answered_with_error(&phase, message),
@@ -327,10 +351,24 @@ impl Engine {
     fn progress(&self, id: u64, progress: Progress) {
         let caller = {
             let mut table = self.table();
-            let Some(pending) = table.pending.get_mut(&id) else {
+            // A task's progress comes under the token of the call that made it.
+            let key = match table.pending.contains_key(&id) {
+                true => Some(id),
+                false => table.pending.iter().find_map(|(key, pending)| {
+                    let task = pending.task.as_deref()?;
+                    (task.token == id).then_some(*key)
+                }),
+            };
+            let Some(pending) = key.and_then(|key| table.pending.get_mut(&key)) else {
                 return;
             };
-            pending.clock.restart();
+            if pending
+                .task
+                .as_ref()
+                .is_none_or(|t| t.waiting_until().is_none())
+            {
+                pending.clock.restart();
+            }
             pending.caller.clone()
         };
         caller.progress(progress);

@@ -7,7 +7,7 @@ use rmcp::ClientHandler;
 use rmcp::model::{
     ClientCapabilities, ClientConfig, ElicitRequestParams, ElicitResult, ElicitationCapability,
     ElicitationCreateRequestMethod, ErrorData, FormElicitationCapability, Implementation,
-    ProgressToken, ProtocolVersion, RequestId, UrlElicitationCapability,
+    ProgressToken, ProtocolVersion, RequestId, TASKS_EXTENSION_ID, UrlElicitationCapability,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
@@ -152,7 +152,10 @@ pub struct Client(pub Arc<Shared>);
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
+        // Any call may be answered with a task (2026-07-28: the server decides).
         let mut capabilities = ClientCapabilities::default();
+        let tasks = (TASKS_EXTENSION_ID.to_owned(), Default::default());
+        capabilities.extensions = Some([tasks].into());
         if self.0.hooks.elicitor.is_some() {
             let mut elicitation = ElicitationCapability::new();
             elicitation.form = Some(FormElicitationCapability::default());

@@ -25,6 +25,8 @@ pub struct ToolCall<'a> {
     pub timeout: Option<Duration>,
     pub max_total: Option<Duration>,
     pub wants_progress: bool,
+    /// Asks for a task (`ToolContext.task`).
+    pub task: bool,
 }
 
 impl Store {
@@ -49,6 +51,7 @@ impl Store {
             timeout: call.timeout.unwrap_or(service.timeout),
             max_total: call.max_total.or(service.max_total),
             wants_progress: call.wants_progress,
+            task: call.task,
         };
         if matches!(
             service.state.borrow().phase,

@@ -29,6 +29,9 @@ pub struct CallSpec {
     pub max_total: Option<Duration>,
     /// Progress restarts the clock either way; only wanted progress reaches the sink.
     pub wants_progress: bool,
+    /// Whether to run it as a task: the caller's wish (`ToolContext.task`) until the
+    /// session weighs it against the tool's `execution.taskSupport`.
+    pub task: bool,
 }
 
 /// Request ids, unique in the process, so that one sink can serve many sessions.

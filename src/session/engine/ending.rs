@@ -27,10 +27,15 @@ impl Engine {
         let Some((key, pending)) = found else {
             return;
         };
-        match &pending.asking {
+        if let Some(asking) = &pending.asking {
             // Nothing is in flight at the server while a person is asked.
-            Some(asking) => asking.cancel(),
-            None => self.wire.cancel(key, "aborted by the client"),
+            asking.cancel();
+        }
+        // A task is stopped as a task (the extension forbids `notifications/cancelled`).
+        match pending.task.as_ref().and_then(|task| task.id.as_deref()) {
+            Some(task) => self.cancel_task(task),
+            None if pending.asking.is_none() => self.wire.cancel(key, "aborted by the client"),
+            None => {}
         }
         pending.caller.fail(Failure::Aborted);
     }

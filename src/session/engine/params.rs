@@ -27,6 +27,14 @@ pub(super) fn compose(id: u64, pending: &Pending, meta: &str) -> String {
     params
 }
 
+/// The params of a request about a task: its id (`members`) and the era's `_meta`.
+pub(super) fn about_task(members: &str, meta: &str) -> String {
+    match meta.strip_prefix(',') {
+        Some(meta) => format!("{{{members},\"_meta\":{{{meta}}}}}"),
+        None => format!("{{{members}}}"),
+    }
+}
+
 /// Appends `text` to an object being written, after a comma unless it is the first.
 fn member(params: &mut String, text: &str) {
     if !params.ends_with('{') {

@@ -7,7 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::Peer;
-use rmcp::model::{CancelledNotification, CancelledNotificationParam, ClientRequest};
+use rmcp::model::{
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest,
+};
 use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
 use tokio::runtime::Handle;
@@ -42,6 +44,19 @@ impl PeerWire {
     }
 }
 
+/// The request as rmcp sends it; a 2025 task-augmented call as it was written, since
+/// rmcp's `tools/call` has no `task` member to keep it in.
+fn client_request(method: &str, params: &str) -> Result<ClientRequest, serde_json::Error> {
+    let params: Value = serde_json::from_str(params)?;
+    if params.get("task").is_some() {
+        return Ok(ClientRequest::CustomRequest(CustomRequest::new(
+            method,
+            Some(params),
+        )));
+    }
+    serde_json::from_value(serde_json::json!({ "method": method, "params": params }))
+}
+
 impl Wire for PeerWire {
     fn send(
         &self,
@@ -50,12 +65,10 @@ impl Wire for PeerWire {
         method: &str,
         params: String,
     ) -> Result<(), NotSent> {
-        let request = format!("{{\"method\":{},\"params\":{params}}}", Value::from(method));
-        let request: ClientRequest =
-            serde_json::from_str(&request).map_err(|error| NotSent::Compose {
-                method: method.to_owned(),
-                error,
-            })?;
+        let request = client_request(method, &params).map_err(|error| NotSent::Compose {
+            method: method.to_owned(),
+            error,
+        })?;
         let (stop, stopped) = oneshot::channel();
         self.running().insert(id, stop);
         let (peer, shared, engine) = (self.peer.clone(), self.shared.clone(), engine.clone());
@@ -116,5 +129,19 @@ impl Wire for PeerWire {
         if let Some(stop) = self.running().remove(&id) {
             let _ = stop.send(reason);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_task_augmented_call_keeps_its_task() {
+        let request = client_request("tools/call", r#"{"name":"t","arguments":{},"task":{}}"#);
+        let json = serde_json::to_value(request.expect("composed")).expect("JSON");
+        assert_eq!(json["params"]["task"], serde_json::json!({}));
+        let plain = client_request("tools/call", r#"{"name":"t","arguments":{}}"#);
+        assert!(matches!(plain, Ok(ClientRequest::CallToolRequest(_))));
     }
 }

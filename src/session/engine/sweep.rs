@@ -10,7 +10,7 @@ use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
 use super::timer::sleep_until;
-use super::{Engine, State};
+use super::{Engine, Pending, State};
 use crate::session::error::{Error, Kind};
 use crate::session::handler::Asking;
 use crate::transport::local::Exit;
@@ -59,19 +59,45 @@ pub async fn run(
 }
 
 impl Engine {
+    /// Registers `pending` under `id`, the sweeper woken by its deadline or `wake`.
+    pub(super) fn hold(&self, id: u64, pending: Pending, wake: Option<Instant>) {
+        let mut table = self.table();
+        let due = match (pending.clock.deadline(), wake) {
+            (Some(deadline), Some(wake)) => Some(deadline.min(wake)),
+            (deadline, wake) => deadline.or(wake),
+        };
+        if let Some(due) = due
+            && table.sweep_at.is_none_or(|at| due < at)
+        {
+            table.sweep_at = Some(due);
+            self.nudge.notify_one();
+        }
+        table.pending.insert(id, pending);
+    }
+
     /// Times out what is due; returns when to look again (`None`: when nudged), or
     /// `Err` once closed. While a person signs in to the server (a step-up in the middle
     /// of a call, say), every request's clock stands still.
     fn expire(&self, asking: &Asking, signing_in: bool) -> Result<Option<Instant>, ()> {
         let now = Instant::now();
         let mut expired = Vec::new();
+        let mut due = Vec::new();
         let next = {
             let mut table = self.table();
             if let State::Closed = table.state {
                 return Err(());
             }
             let mut next: Option<Instant> = None;
+            let polls = table.pending.extract_if(|_, pending| {
+                let wake = pending.task.as_ref().and_then(|t| t.waiting_until());
+                wake.is_some_and(|at| at <= now)
+            });
+            due.extend(polls.map(|(_, pending)| pending));
             table.pending.retain(|id, pending| {
+                let wake = pending.task.as_ref().and_then(|t| t.waiting_until());
+                if let Some(wake) = wake {
+                    next = Some(next.map_or(wake, |n| n.min(wake)));
+                }
                 if pending.asking.is_none() {
                     let paused = signing_in || asking.pauses(pending.wire_request.as_ref());
                     pending.clock.set_paused(paused);
@@ -79,7 +105,8 @@ impl Engine {
                 match pending.clock.deadline() {
                     Some(deadline) if deadline <= now => {
                         let reason = pending.clock.overrun(&pending.phase);
-                        expired.push((*id, reason, pending.caller.clone()));
+                        let task = pending.task.as_ref().and_then(|t| t.id.clone());
+                        expired.push((*id, reason, pending.caller.clone(), task));
                         false
                     }
                     Some(deadline) => {
@@ -92,9 +119,15 @@ impl Engine {
             table.sweep_at = next;
             next
         };
-        for (id, reason, caller) in expired {
-            self.wire.cancel(id, "request timeout");
+        for (id, reason, caller, task) in expired {
+            match task {
+                Some(task) => self.cancel_task(&task),
+                None => self.wire.cancel(id, "request timeout"),
+            }
             caller.fail(Error::new(Kind::TimedOut, reason).into());
+        }
+        for pending in due {
+            self.poll(pending);
         }
         Ok(next)
     }

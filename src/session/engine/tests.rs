@@ -3,6 +3,7 @@
 //! paused clock, so the timeouts are exact.
 
 mod rig;
+mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;

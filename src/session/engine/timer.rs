@@ -39,6 +39,16 @@ impl Clock {
         }
     }
 
+    /// Restarts it to run out `delay` after the timeout would (a task's poll, `delay`
+    /// from now).
+    pub fn restart_after(&mut self, delay: Duration) {
+        let left = self.timeout.saturating_add(delay);
+        match &mut self.paused {
+            Some((paused_left, _)) => *paused_left = left,
+            None => self.deadline = deadline_after(Instant::now(), left),
+        }
+    }
+
     pub fn set_paused(&mut self, pause: bool) {
         let now = Instant::now();
         match (pause, self.paused) {

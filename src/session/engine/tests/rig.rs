@@ -128,11 +128,21 @@ impl Rig {
     }
 
     pub fn call(&self, timeout: u64, max_total: Option<u64>) -> (u64, Arc<Heard>) {
+        self.start(timeout, max_total, false)
+    }
+
+    /// A call run as a task.
+    pub fn task(&self, timeout: u64, max_total: Option<u64>) -> (u64, Arc<Heard>) {
+        self.start(timeout, max_total, true)
+    }
+
+    fn start(&self, timeout: u64, max_total: Option<u64>, task: bool) -> (u64, Arc<Heard>) {
         let heard = Arc::new(Heard::default());
         let spec = CallSpec {
             timeout: Duration::from_millis(timeout),
             max_total: max_total.map(Duration::from_millis),
             wants_progress: true,
+            task,
         };
         let id = crate::session::engine::call::next_id();
         self.engine
@@ -152,6 +162,21 @@ impl Rig {
             Sent::Cancel { .. } => None,
         });
         requests.collect()
+    }
+
+    /// The requests sent, as (id, method, params).
+    pub fn methods(&self) -> Vec<(u64, String, Value)> {
+        let sent = self.sent();
+        let requests = sent.into_iter().filter_map(|sent| match sent {
+            Sent::Request { id, method, params } => Some((id, method, params)),
+            Sent::Cancel { .. } => None,
+        });
+        requests.collect()
+    }
+
+    /// The last request sent: its id, method and params.
+    pub fn last(&self) -> (u64, String, Value) {
+        self.methods().pop().expect("a request was sent")
     }
 
     /// The last thing sent, when it is a cancellation: its request and reason.
