@@ -773,12 +773,13 @@ if (
   }
 }
 
-const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, sanitize } = nativeBinding
+const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, ResourceSubscription, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, sanitize } = nativeBinding
 export { Canceller }
 export { McpInventoryHandle }
 export { McpSourceHandle }
 export { NativeStore }
 export { ProviderSchema }
+export { ResourceSubscription }
 export { answerToElicitResult }
 export { elicitationToRequest }
 export { expandEnv }
