@@ -844,6 +844,8 @@ export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/re
  * the view's name for it). Listings follow every page; a server that does not declare the
  * capability answers an empty list. A failure rejects with an `Error` whose message names
  * the server (secrets hidden); a name that is not a connected server rejects at once.
+ * Listings are asked of the live server each time (a store keeps none in memory), so they
+ * are always the server's current ones, whatever its list changes or `ttlMs` said.
  */
 export interface McpOffers {
   /** Every resource of `server`, or of every connected server (in config order) when omitted. */

@@ -9,7 +9,7 @@ import assert from "node:assert/strict"
 import { existsSync } from "node:fs"
 import { join } from "node:path"
 import { after, before, describe, test, type TestContext } from "node:test"
-import { createMcpStore, type McpStoreView, type ServerConfig } from "toolnexus"
+import { createMcpStore, loadMcp, type McpStoreView, type ServerConfig } from "toolnexus"
 import { COUNTER, SECRET, startSubscribeV1Http } from "./fixtures/subscribe-v1.mjs"
 import { startSubscribeV2Http } from "./fixtures/subscribe-v2.mjs"
 import { fixture, NODE, openSource, poll, sleep, tempDir, toolNamed } from "./helpers.js"
@@ -50,7 +50,7 @@ const eras: Array<[string, () => ServerConfig, boolean]> = [
 ]
 
 /** The subscribe/unsubscribe requests the v1 server saw, through its `events` tool. */
-async function seen(call: (name: string, args: object) => Promise<{ output: string }>) {
+async function seen(call: (name: string, args: Record<string, unknown>) => Promise<{ output: string }>) {
   return JSON.parse((await call("events", {})).output) as Array<[string, string]>
 }
 
@@ -67,7 +67,8 @@ for (const [era, server, legacy] of eras) {
   describe(`resource subscriptions (${era})`, () => {
     test("loadMcp: updates reach the subscriber until it unsubscribes", async (t) => {
       const source = await openSource(t, { sub: server() })
-      const call = async (name: string, args: object) => await toolNamed(source, `sub_${name}`).execute(args)
+      const call = async (name: string, args: Record<string, unknown>) =>
+        await toolNamed(source, `sub_${name}`).execute(args)
       const [a, b] = [collector(), collector()]
       const unsubscribe = await source.subscribeResource("sub", COUNTER, a.onUpdate)
       const keep = await source.subscribeResource("sub", "other://x", b.onUpdate)
@@ -84,8 +85,11 @@ for (const [era, server, legacy] of eras) {
       assert.deepEqual(b.updates, [{ server: "sub", uri: "other://x" }])
       assert.equal(a.updates.length, 1)
       await keep()
-      // Failures reject naming the server, its secrets hidden.
+      // Contents are the server's data, as sent; failures reject naming the server, its
+      // secrets hidden.
       if (legacy) {
+        const [note] = (await source.readResource("sub", COUNTER)).contents
+        assert.equal(note.text, `counter \u001b[31m${SECRET}`)
         await assert.rejects(source.subscribeResource("sub", `missing://${SECRET}`, a.onUpdate), (e: Error) => {
           assert.match(e.message, /^MCP server "sub" /)
           assert.ok(!e.message.includes(SECRET), e.message)
@@ -97,7 +101,7 @@ for (const [era, server, legacy] of eras) {
 
     test("a store view: updates until unsubscribed; listResources follows list changes", async (t) => {
       const store = await openStore(t, server())
-      const call = (name: string, args: object) => store.callTool(`sub_${name}`, args)
+      const call = (name: string, args: Record<string, unknown>) => store.callTool(`sub_${name}`, args)
       const c = collector()
       const unsubscribe = await store.subscribeResource("sub", COUNTER, c.onUpdate)
       await call("bump", {})
@@ -168,7 +172,7 @@ describe("resource subscriptions, whatever the era", () => {
   }
 
   test("close() ends every subscription; unsubscribing afterwards is harmless", async () => {
-    const source = await openSource({ after() {} } as unknown as TestContext, { sub: v1(), mod: v2() })
+    const source = await loadMcp({ sub: v1(), mod: v2() })
     const a = await source.subscribeResource("sub", COUNTER, () => {})
     const b = await source.subscribeResource("mod", COUNTER, () => {})
     const store = createMcpStore({ sub: v1() }, { catalog: false })
