@@ -40,12 +40,11 @@ static UNSUBSCRIBE: Kind<()> = Kind {
 };
 
 /// One subscriber of one resource, until `Session::unsubscribe_resource`.
-pub struct Subscribed {
-    uri: String,
-    /// Its route among the 2025-era subscribers (see `Shared::updates`).
-    route: u64,
-    /// Ends its `subscriptions/listen` (2026-07-28).
-    listen: Option<CancellationToken>,
+pub enum Subscribed {
+    /// A route among the 2025-era subscribers (see `Shared::updates`).
+    Routed { uri: String, route: u64 },
+    /// A `subscriptions/listen` (2026-07-28), ended by cancelling this.
+    Listening(CancellationToken),
 }
 
 /// The params of `notifications/resources/updated` as the host gets them: as sent, with
@@ -107,37 +106,34 @@ impl Session {
         }
         static ROUTES: AtomicU64 = AtomicU64::new(0);
         let route = ROUTES.fetch_add(1, Ordering::Relaxed);
-        let uri = uri.to_owned();
-        crate::lock::lock(&self.shared.updates).push((uri.clone(), route, to));
-        let subscribed = Subscribed {
-            uri,
-            route,
-            listen: None,
-        };
-        let params = format!("\"uri\":{}", Value::from(subscribed.uri.as_str()));
+        crate::lock::lock(&self.shared.updates).push((uri.to_owned(), route, to));
+        let params = format!("\"uri\":{}", Value::from(uri));
         if let Err(failure) = self.request(&SUBSCRIBE, params, cancel).await {
-            self.unroute(&subscribed);
+            self.unroute(uri, route);
             return Err(failure);
         }
-        Ok(subscribed)
+        let uri = uri.to_owned();
+        Ok(Subscribed::Routed { uri, route })
     }
 
     /// Removes a 2025-era route; whether it was the last of its URI.
-    fn unroute(&self, subscribed: &Subscribed) -> bool {
+    fn unroute(&self, uri: &str, route: u64) -> bool {
         let mut routes = crate::lock::lock(&self.shared.updates);
-        routes.retain(|(_, route, _)| *route != subscribed.route);
-        !routes.iter().any(|(uri, ..)| *uri == subscribed.uri)
+        routes.retain(|(_, r, _)| *r != route);
+        !routes.iter().any(|(u, ..)| u == uri)
     }
 
     /// Ends a subscription; the server hears of it unless the session is closing (then
     /// the session's end ends it) or another subscriber of the URI remains.
     pub async fn unsubscribe_resource(&self, subscribed: Subscribed) {
-        if let Some(listen) = &subscribed.listen {
-            return listen.cancel();
-        }
-        if self.unroute(&subscribed) && !self.closing.is_cancelled() {
-            let params = format!("\"uri\":{}", Value::from(subscribed.uri.as_str()));
-            let _ = self.request(&UNSUBSCRIBE, params, &self.closing).await;
+        match subscribed {
+            Subscribed::Listening(end) => end.cancel(),
+            Subscribed::Routed { uri, route } => {
+                if self.unroute(&uri, route) && !self.closing.is_cancelled() {
+                    let params = format!("\"uri\":{}", Value::from(uri.as_str()));
+                    let _ = self.request(&UNSUBSCRIBE, params, &self.closing).await;
+                }
+            }
         }
     }
 
@@ -189,10 +185,28 @@ impl Session {
             }
             let _ = subscription.cancel().await;
         });
-        Ok(Subscribed {
-            uri: uri.to_owned(),
-            route: 0,
-            listen: Some(end),
-        })
+        Ok(Subscribed::Listening(end))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(json: Value) -> NotificationMetaObject {
+        serde_json::from_value(json).expect("a meta object")
+    }
+
+    #[test]
+    fn an_update_reads_as_sent_without_the_streams_own_key() {
+        let params = ResourceUpdatedNotificationParam::new("note://a");
+        let none = update_text(&params, &NotificationMetaObject::default());
+        assert_eq!(none.as_deref(), Some(r#"{"uri":"note://a"}"#));
+        let stream = meta(serde_json::json!({ SUBSCRIPTION_ID: "s1", "seq": 3 }));
+        let text = update_text(&params, &stream).expect("JSON");
+        assert_eq!(&*text, r#"{"uri":"note://a","_meta":{"seq":3}}"#);
+        let only_stream = meta(serde_json::json!({ SUBSCRIPTION_ID: "s1" }));
+        let text = update_text(&params, &only_stream).expect("JSON");
+        assert_eq!(&*text, r#"{"uri":"note://a"}"#);
     }
 }
