@@ -4,13 +4,16 @@
 //! updates on that request's stream. Each subscriber keeps only the latest update unread,
 //! so a server flooding updates queues nothing: an update says "read it again".
 
+use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rmcp::Peer;
 use rmcp::model::{
     GetMeta, NotificationMetaObject, ResourceUpdatedNotificationParam, ServerNotification,
     SubscriptionFilter,
 };
+use rmcp::service::{RoleClient, Subscription, SubscriptionEnd};
 use serde_json::Value;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -23,6 +26,9 @@ use super::phase::bounded;
 /// Where one subscriber's updates go: each the notification's params as JSON text, the
 /// latest replacing any unread one.
 pub type UpdateTo = Arc<watch::Sender<Option<Arc<str>>>>;
+
+/// The notifications a `subscriptions/listen` holds for us before it is given up as lagging.
+const BUFFER: NonZeroUsize = NonZeroUsize::new(1024).expect("not zero");
 
 /// The 2026-07-28 stream's own `_meta` key: the protocol's business, not the update's.
 const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
@@ -145,47 +151,73 @@ impl Session {
         to: UpdateTo,
         cancel: &CancellationToken,
     ) -> Result<Subscribed, Failure> {
-        let filter = SubscriptionFilter::builder()
-            .resource_subscription(uri)
-            .build();
-        let listening = async {
-            let listened = self.peer.listen(filter).await;
-            listened.map_err(|e| Error::other(format!("subscriptions/listen failed: {e}")))
-        };
         let phase = (self.timeout, None);
         let child = self.child.as_deref();
+        let listening = listen(&self.peer, uri);
         let listened = bounded(child, "subscriptions/listen", phase, cancel, listening).await;
-        let mut subscription = listened.map_err(|f| f.redacted(self.redactor()))?;
-        let acknowledged = &subscription.acknowledged().resource_subscriptions;
-        if !acknowledged
-            .as_ref()
-            .is_some_and(|uris| uris.iter().any(|u| u == uri))
-        {
-            let _ = subscription.cancel().await;
-            let refused = format!("did not accept a subscription to {uri}");
-            return Err(Failure::from(Error::answered(refused)).redacted(self.redactor()));
-        }
+        let subscription = listened.map_err(|f| f.redacted(self.redactor()))?;
         let (end, closing) = (CancellationToken::new(), self.closing.clone());
-        let ended = end.clone();
+        let (ended, peer, uri) = (end.clone(), self.peer.clone(), uri.to_owned());
         tokio::spawn(async move {
-            let forwarding = async {
-                while let Ok(Some(notification)) = subscription.next().await {
-                    let meta = notification.get_meta();
-                    if let ServerNotification::ResourceUpdatedNotification(updated) = &notification
-                        && let Some(text) = update_text(&updated.params, meta)
-                    {
-                        to.send_replace(Some(text));
-                    }
-                }
-            };
+            // Dropping the subscription tells the server it is over.
             tokio::select! {
-                _ = forwarding => return,
-                _ = closing.cancelled() => return,
+                _ = forward(peer, uri, subscription, to) => {}
+                _ = closing.cancelled() => {}
                 _ = ended.cancelled() => {}
             }
-            let _ = subscription.cancel().await;
         });
         Ok(Subscribed::Listening(end))
+    }
+}
+
+/// Opens a `subscriptions/listen` for `uri`, refused unless the server accepts the URI.
+async fn listen(peer: &Peer<RoleClient>, uri: &str) -> Result<Subscription, Error> {
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription(uri)
+        .build();
+    let listened = peer.listen_with_capacity(filter, BUFFER).await;
+    let mut subscription =
+        listened.map_err(|e| Error::other(format!("subscriptions/listen failed: {e}")))?;
+    let acknowledged = &subscription.acknowledged().resource_subscriptions;
+    if !acknowledged
+        .as_ref()
+        .is_some_and(|uris| uris.iter().any(|u| u == uri))
+    {
+        let _ = subscription.cancel().await;
+        return Err(Error::answered(format!(
+            "did not accept a subscription to {uri}"
+        )));
+    }
+    Ok(subscription)
+}
+
+/// Passes the updates of `subscription` to `to` until it ends. rmcp ends one whose
+/// buffer a flood filled: then `to` hears that the resource changed (what it missed said
+/// no more) and the subscription is opened again.
+async fn forward(
+    peer: Peer<RoleClient>,
+    uri: String,
+    mut subscription: Subscription,
+    to: UpdateTo,
+) {
+    loop {
+        while let Ok(Some(notification)) = subscription.next().await {
+            let meta = notification.get_meta();
+            if let ServerNotification::ResourceUpdatedNotification(updated) = &notification
+                && let Some(text) = update_text(&updated.params, meta)
+            {
+                to.send_replace(Some(text));
+            }
+        }
+        if !matches!(subscription.end(), Some(SubscriptionEnd::Lagged { .. })) {
+            return;
+        }
+        let changed = ResourceUpdatedNotificationParam::new(uri.as_str());
+        to.send_replace(update_text(&changed, &NotificationMetaObject::default()));
+        match listen(&peer, &uri).await {
+            Ok(again) => subscription = again,
+            Err(_) => return,
+        }
     }
 }
 
