@@ -773,12 +773,13 @@ if (
   }
 }
 
-const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, abortedCall, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, progressGivenUp, sanitize } = nativeBinding
+const { Canceller, McpInventoryHandle, McpSourceHandle, NativeStore, ProviderSchema, ResourceSubscription, abortedCall, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, progressGivenUp, sanitize } = nativeBinding
 export { Canceller }
 export { McpInventoryHandle }
 export { McpSourceHandle }
 export { NativeStore }
 export { ProviderSchema }
+export { ResourceSubscription }
 export { abortedCall }
 export { answerToElicitResult }
 export { elicitationToRequest }

@@ -830,6 +830,21 @@ export interface PromptMessage {
   content: { type: string; [field: string]: unknown }
 }
 
+/**
+ * One `notifications/resources/updated`, as {@link McpOffers.subscribeResource} hands it
+ * over: the notification's params as the server sent them (the SDK's names) with the
+ * `server` they came from. It says the resource changed; read it again for its contents.
+ */
+export interface ResourceUpdate {
+  /** As in {@link ResourceInfo.server}. */
+  server: string
+  /** The resource that changed. */
+  uri: string
+  /** As the server sent it (the 2026-07-28 stream's own subscription id left out). */
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
 /** What `completion/complete` completes: a prompt's argument, or a resource template's variable. */
 export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string }
 
@@ -839,6 +854,8 @@ export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/re
  * the view's name for it). Listings follow every page; a server that does not declare the
  * capability answers an empty list. A failure rejects with an `Error` whose message names
  * the server (secrets hidden); a name that is not a connected server rejects at once.
+ * Listings are asked of the live server each time (a store keeps none in memory), so they
+ * are always the server's current ones, whatever its list changes or `ttlMs` said.
  */
 export interface McpOffers {
   /** Every resource of `server`, or of every connected server (in config order) when omitted. */
@@ -866,6 +883,27 @@ export interface McpOffers {
     argument: { name: string; value: string },
     context?: { arguments?: Record<string, string> },
   ): Promise<{ completion: { values: string[]; total?: number; hasMore?: boolean }; [key: string]: unknown }>
+  /**
+   * Calls `onUpdate` each time `server` says resource `uri` changed: through
+   * `resources/subscribe` in the 2025 era, through a `subscriptions/listen` request whose
+   * filter names `uri` in the 2026-07-28 one. Resolves once the server has accepted, with
+   * the function that ends the subscription (in the 2025 era the server hears
+   * `resources/unsubscribe` unless another subscriber of `uri` remains; calling it again
+   * does nothing). A server whose capabilities lack `resources.subscribe` rejects with an
+   * `Error` naming it.
+   *
+   * Updates come one at a time; while `onUpdate` has not run, newer ones replace older
+   * ones (an update means "read it again"), so a server flooding updates grows no queue
+   * and the latest always comes. What `onUpdate` throws or rejects with is ignored.
+   * `close()` ends every subscription. In a store view the subscription outlives a restart
+   * of the server: each new session subscribes again (a new session that refuses is
+   * skipped), until the function is called, the server is removed or the store closes.
+   */
+  subscribeResource(
+    server: string,
+    uri: string,
+    onUpdate: (update: ResourceUpdate) => void | Promise<void>,
+  ): Promise<() => Promise<void>>
 }
 
 // Declaration merging: a report counts what a connected server offers, when it declares it.

@@ -81,7 +81,8 @@ export async function loadMcp(input, opts) {
   }
   const ask = (server, kind, params) => handle.ask(server, kind, params)
   withSearch(source, (query, limit) => handle.searchTools(query, limit))
-  return withOffers(source, ask, () => handle.serverNames())
+  const subscribe = (server, uri, onText) => handle.subscribeResource(server, uri, onText)
+  return withOffers(source, ask, () => handle.serverNames(), subscribe)
 }
 
 /** `waitFor` as the binding calls it: JSON in, JSON out, and a throw answers "cancelled". */

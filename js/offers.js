@@ -1,13 +1,15 @@
 // What servers offer besides tools, for loadMcp's source and every store view: resources,
-// resource templates, prompts and completions, with the official SDK's names. The native
-// side asks the live session; answers come back as the JSON text the server sent.
+// resource templates, prompts, completions and resource subscriptions, with the official
+// SDK's names. The native side asks the live session; answers come back as the JSON text
+// the server sent.
 
 /**
  * The methods of a source or view over `ask(server, kind, paramsJson?)` (a promise of JSON
- * text; it throws at once for a server it does not know) and `serverNames()` (the connected
- * servers, in order).
+ * text; it throws at once for a server it does not know), `serverNames()` (the connected
+ * servers, in order) and `subscribe(server, uri, onText)` (a promise of a native
+ * subscription with `unsubscribe()`; `onText` gets each update's params as JSON text).
  */
-export function offerMethods(ask, serverNames) {
+export function offerMethods(ask, serverNames, subscribe) {
   const list = async (kind, server) => {
     const servers = server === undefined ? serverNames() : [String(server)]
     const lists = await Promise.all(
@@ -30,12 +32,25 @@ export function offerMethods(ask, serverNames) {
       ),
     complete: (server, ref, argument, context) =>
       request(server, "completion/complete", context === undefined ? { ref, argument } : { ref, argument, context }),
+    subscribeResource: async (server, uri, onUpdate) => {
+      if (typeof onUpdate !== "function") throw new TypeError("subscribeResource: onUpdate must be a function")
+      const name = String(server)
+      const deliver = (text) => {
+        // What the callback throws or rejects with is its own business, never the host's.
+        try {
+          const answer = onUpdate({ server: name, ...JSON.parse(text) })
+          if (typeof answer?.then === "function") answer.then(undefined, () => {})
+        } catch {}
+      }
+      const subscription = await subscribe(name, String(uri), deliver)
+      return () => subscription.unsubscribe()
+    },
   }
 }
 
 /** Gives `target` the methods of `offerMethods(...)`, not enumerable: its own keys stay as they were. */
-export function withOffers(target, ask, serverNames) {
-  for (const [key, value] of Object.entries(offerMethods(ask, serverNames))) {
+export function withOffers(target, ask, serverNames, subscribe) {
+  for (const [key, value] of Object.entries(offerMethods(ask, serverNames, subscribe))) {
     Object.defineProperty(target, key, { value, writable: true, configurable: true })
   }
   return target

@@ -169,7 +169,8 @@ class View {
   /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
   #offered() {
     const ask = (server, kind, params) => this.#native.ask(this.#agent, server, kind, params)
-    return (this.#offers ??= offerMethods(ask, () => this.#native.serverNames(this.#agent)))
+    const subscribe = (server, uri, onText) => this.#native.subscribeResource(this.#agent, server, uri, onText)
+    return (this.#offers ??= offerMethods(ask, () => this.#native.serverNames(this.#agent), subscribe))
   }
 
   /** Every resource of the server the view names `server` (each server when omitted), each with its `server`. */
@@ -200,6 +201,11 @@ class View {
   /** `completion/complete` for a prompt argument or a resource template variable. */
   complete(server, ref, argument, context) {
     return this.#offered().complete(server, ref, argument, context)
+  }
+
+  /** Calls `onUpdate({ server, uri, ... })` for each update of `uri`, again after a restart; resolves the unsubscribe function. */
+  subscribeResource(server, uri, onUpdate) {
+    return this.#offered().subscribeResource(server, uri, onUpdate)
   }
 
   /** Tools of this view as the cache holds them now. Never waits, never does I/O. */

@@ -14,6 +14,7 @@ mod live;
 mod oauth;
 mod provider_schema;
 mod search;
+mod subscription;
 mod summary;
 mod wording;
 

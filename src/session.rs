@@ -14,6 +14,7 @@ mod opening;
 mod phase;
 mod redacted;
 mod request_meta;
+pub mod subscribe;
 mod task_support;
 mod tools_list;
 pub mod wording;
@@ -286,6 +287,8 @@ impl Session {
     /// Calls in flight end now, later ones fail at once.
     fn end_calls(&self) {
         self.closing.cancel();
+        // Their updates end with the session.
+        lock(&self.shared.updates).clear();
         self.engine.close();
     }
 

@@ -95,12 +95,17 @@ impl Ask {
                 answer.map(|result| result.get().to_owned())
             }
         };
-        answer.map_err(|failure| match failure {
-            Failure::Reason(reason) => {
-                Error::from_reason(format!("MCP server \"{}\" {reason}", session.name()))
-            }
-            Failure::Aborted => Error::new(Status::Cancelled, "aborted"),
-        })
+        answer.map_err(|failure| named(&session, failure))
+    }
+}
+
+/// A failure of `session` as a host reads it: an error naming the server.
+pub(super) fn named(session: &Session, failure: Failure) -> Error {
+    match failure {
+        Failure::Reason(reason) => {
+            Error::from_reason(format!("MCP server \"{}\" {reason}", session.name()))
+        }
+        Failure::Aborted => Error::new(Status::Cancelled, "aborted"),
     }
 }
 
@@ -126,13 +131,17 @@ impl McpSourceHandle {
         params_json: Option<String>,
     ) -> Result<PromiseRaw<'env, String>> {
         let ask = Ask::new(&kind, params_json)?;
+        env.spawn_future(ask.run(self.session(&server)?))
+    }
+
+    /// The connected server named `server`, or an error saying there is none.
+    pub(super) fn session(&self, server: &str) -> Result<Arc<Session>> {
         let session = self.source.sessions.iter().find(|s| s.name() == server);
-        let session = session.cloned().ok_or_else(|| {
+        session.cloned().ok_or_else(|| {
             Error::from_reason(format!(
                 "no connected MCP server \"{server}\" in this source"
             ))
-        })?;
-        env.spawn_future(ask.run(session))
+        })
     }
 }
 

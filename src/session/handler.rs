@@ -15,6 +15,7 @@ use tokio::sync::watch;
 
 use super::engine::request::Progress;
 use super::hooks::Hooks;
+use super::subscribe::UpdateTo;
 use crate::elicitation;
 use crate::lock::lock;
 use crate::redact::Redactor;
@@ -35,6 +36,8 @@ pub struct Shared {
     pub related: Arc<Mutex<HashMap<RequestId, RequestId>>>,
     /// Bumped by each `notifications/tools/list_changed`.
     pub tools_changed: watch::Sender<u64>,
+    /// The 2025-era resource subscribers: URI, route, where its updates go.
+    pub updates: Mutex<Vec<(String, u64, UpdateTo)>>,
     /// Set once the transport has ended (its stream closed, or rmcp let go of it).
     pub transport_ended: watch::Sender<bool>,
     /// Counts `initialize` requests over streamable HTTP: those after the first are
@@ -52,6 +55,7 @@ impl Shared {
             eliciting: watch::Sender::new(Asking::default()),
             related: Arc::default(),
             tools_changed: watch::Sender::new(0),
+            updates: Mutex::default(),
             transport_ended: watch::Sender::new(false),
             http_initializes: Arc::new(watch::Sender::new(0)),
         })

@@ -2,8 +2,9 @@
 //!
 //! rmcp handles each notification on a task of its own but hands a response straight to
 //! the waiting request, so a progress notification sent just before the answer can lose
-//! the race to it, and log messages can overtake each other. Routing progress and logging
-//! here, in the transport's receive order, keeps both in the order the server sent them.
+//! the race to it, and log messages can overtake each other. Routing progress, logging and
+//! (2025-era) resource updates here, in the transport's receive order, keeps them in the
+//! order the server sent them: a subscriber keeps the latest update.
 //!
 //! It also drops responses to ids the client never sent while the handshake runs, as the
 //! official SDK does: rmcp would fail `initialize` on them, and ignores them only later.
@@ -16,7 +17,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientRequest, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientRequest, GetMeta, JsonRpcMessage, RequestId, ServerJsonRpcMessage,
     ServerNotification,
 };
 use rmcp::service::RoleClient;
@@ -26,6 +27,7 @@ use serde_json::Value;
 use super::engine::request::Progress;
 use super::handler::Shared;
 use super::opening::Unanswered;
+use super::subscribe::route_update;
 
 pub struct Observed<T> {
     inner: T,
@@ -182,6 +184,9 @@ async fn observe(shared: &Shared, notification: &ServerNotification) {
                     .log(&shared.server, level, n.params.data.clone(), text)
                     .await;
             }
+        }
+        ServerNotification::ResourceUpdatedNotification(n) => {
+            route_update(&shared.updates, &n.params, notification.get_meta());
         }
         _ => {}
     }
