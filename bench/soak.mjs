@@ -10,7 +10,9 @@
 // (stateless and with sessions), 1 behind OAuth whose access tokens live 3 s, 3 plain
 // stdio ones, and 3 agent views of 2 servers each. Guest agent views come and go. Calls
 // go out at a steady rate to random tools of random views; about one in six is aborted
-// and one in eight times out. The fixtures are the test suite's (__test__/fixtures).
+// and one in eight times out. The fixtures are the test suite's (__test__/fixtures); the
+// remote ones run in a process of their own (lib/soak-servers.mjs), so that the RSS
+// sampled is the client's alone.
 //
 // Samples: RSS, V8 heap, open fds (/proc/self/fd), threads (/proc/self/status), the
 // processes below this one (/proc), calls pending (started minus settled). Targets, each
@@ -22,11 +24,13 @@
 // - no zombie seen in two samples in a row, and none left;
 // - after close, fds, threads and processes back at the baseline taken before the store
 //   (after the addon's runtime had started with a warm-up store, opened and closed).
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import { createInterface } from "node:readline"
 import { descendants, openFds, threadCount } from "./lib/proc.mjs"
 import { repoRoot } from "./lib/refserver.mjs"
 import { table } from "./lib/stats.mjs"
@@ -50,11 +54,6 @@ const CALL_TIMEOUT_MS = 20_000
 const packageDir = process.env.TOOLNEXUS_BENCH_PACKAGE ?? repoRoot
 const { createMcpStore } = await import(pathToFileURL(path.join(packageDir, "index.js")).href)
 const fixture = (name) => fileURLToPath(new URL(`../__test__/fixtures/${name}`, import.meta.url))
-const { startHttpServer } = await import(pathToFileURL(fixture("http-server.mjs")).href)
-const { startStatefulHttp } = await import(pathToFileURL(fixture("traffic-http.mjs")).href)
-const { createFixtureServer } = await import(pathToFileURL(fixture("catalog.mjs")).href)
-const { startOAuthServer } = await import(pathToFileURL(fixture("oauth-server.mjs")).href)
-
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 const pick = (list) => list[Math.floor(Math.random() * list.length)]
 const mb = (bytes) => (bytes / 2 ** 20).toFixed(1)
@@ -65,9 +64,12 @@ const steady = () => node("server.mjs")
 
 // ---------------------------------------------------------------- the servers
 
-const stateless = await startHttpServer()
-const sessions = await startStatefulHttp(() => createFixtureServer())
-const oauth = await startOAuthServer({ expiresIn: 3 })
+const remote = spawn(process.execPath, [fileURLToPath(new URL("lib/soak-servers.mjs", import.meta.url))], {
+  stdio: ["pipe", "pipe", "inherit"],
+})
+const remoteLines = createInterface({ input: remote.stdout })[Symbol.asyncIterator]()
+const nextLine = async () => JSON.parse((await remoteLines.next()).value ?? "null")
+const urls = await nextLine()
 const tokens = new Map()
 const oauthOptions = {
   tokenStore: {
@@ -80,9 +82,9 @@ const oauthOptions = {
 }
 
 const storeServers = {
-  http_stateless: { url: stateless.url },
-  http_sessions: { url: sessions.url },
-  oauth_docs: { url: oauth.url },
+  http_stateless: { url: urls.stateless },
+  http_sessions: { url: urls.sessions },
+  oauth_docs: { url: urls.oauth },
 }
 for (let i = 0; i < 4; i++) storeServers[`crashy_${i}`] = node("store-flaky.mjs", `--exit-after=${4000 + 1000 * i}`)
 for (let i = 0; i < 4; i++) storeServers[`churn_${i}`] = node("store-dynamic.mjs", "--churn=2000")
@@ -222,7 +224,9 @@ const back = () => {
 }
 await until(back, 30_000)
 const after = sample()
-await Promise.all([stateless.close(), sessions.close(), oauth.close()])
+remote.stdin.end()
+const asked = await nextLine()
+await new Promise((resolve) => (remote.exitCode === null ? remote.once("exit", resolve) : resolve(undefined)))
 rmSync(catalogDir, { recursive: true, force: true })
 
 // ---------------------------------------------------------------- verdict
@@ -272,10 +276,7 @@ console.log(
   `calls: ${calls.started} started, ${calls.settled} settled ${JSON.stringify(outcomes)}; guest views ${guests}; ` +
     `states at the end ${JSON.stringify(lastStates)}`,
 )
-const grants = {}
-for (const { grant } of oauth.log.token) grants[grant] = (grants[grant] ?? 0) + 1
-const mcpCalls = oauth.log.mcp.filter((r) => r.method === "tools/call").length
-console.log(`OAuth server: token requests ${JSON.stringify(grants)}, ${mcpCalls} tools/call`)
+console.log(`OAuth server: token requests ${JSON.stringify(asked.grants)}, ${asked.calls} tools/call`)
 const rssOf = (list) =>
   list.length ? `${mb(Math.min(...list.map((s) => s.rss)))}–${mb(Math.max(...list.map((s) => s.rss)))} MB` : "—"
 console.log(`RSS after warm-up ${rssOf(steadyPoints)}, slope ${slope.toFixed(2)} MB/h over ${window} s`)
