@@ -8,8 +8,8 @@ import { configSource } from "./js/config-source.js"
 import { mcpTools } from "./js/mcp-tool.js"
 import { withSearch } from "./js/meta-tools.js"
 import { bridgeOAuth } from "./js/oauth.js"
+import { PRINTS_FAILURES, report } from "./js/notices.js"
 import { withOffers } from "./js/offers.js"
-import { safeLine } from "./js/terminal.js"
 import { lazyExtras } from "./js/tool-extra.js"
 
 export { defineTool } from "./js/define-tool.js"
@@ -20,10 +20,6 @@ export { providerSchema } from "./js/provider-schema.js"
 
 // Server process trees must not outlive this process, even when nobody called close().
 process.on("exit", native.killAllServers)
-
-const report = (lines) => {
-  for (const line of lines) process.stderr.write(`[toolnexus] ${safeLine(line)}\n`)
-}
 
 /** Runs `start(canceller)`, cancelling it when `signal` fires; rejects with `signal.reason`. */
 async function withSignal(signal, start) {
@@ -50,7 +46,7 @@ export async function listMcpTools(input, opts) {
     native.listMcpTools(configSource(input), canceller, ...oauth),
   )
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
-  report(failures)
+  if (!opts?.[PRINTS_FAILURES]) report(failures)
   for (const [server, list] of Object.entries(tools)) {
     const withSchema = lazySchemas((index) => handle.inputSchema(server, index))
     const withExtra = lazyExtras((index) => handle.toolExtra(server, index))

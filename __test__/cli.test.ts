@@ -61,7 +61,11 @@ describe("toolnexus list", () => {
     assertExit(run, 1)
     assert.deepEqual(linesWith(run.stdout, "bad:"), ["bad: failed"], show(run))
     assert.ok(linesWith(run.stdout, "good: connected").length === 1, show(run))
-    assert.equal(failureLines(run.stderr, "bad").length, 1, show(run))
+    // Its reason is said once: in the listing, not again on stderr (issue 24).
+    assert.equal(failureLines(run.stderr, "bad").length, 0, show(run))
+    const reason = run.stdout.split("\n")[run.stdout.split("\n").indexOf("bad: failed") + 1] ?? ""
+    assert.match(reason, /^ {2}after \d+ ms: /, show(run))
+    assert.equal(run.stderr.split(reason.replace(/^ {2}after \d+ ms: /, "")).length, 1, show(run))
   })
 
   test("the config defaults to ./mcp.json in the working directory", TEST_TIMEOUT, async (t) => {

@@ -2,6 +2,7 @@
 // come up, tool count and full failure reason, then its tools.
 import { listMcpTools } from "toolnexus"
 
+import { PRINTS_FAILURES } from "../notices.js"
 import { safeJson, safeLine } from "../terminal.js"
 import { fail } from "./fail.js"
 
@@ -31,7 +32,8 @@ async function run(values, positionals) {
   const [path = "mcp.json"] = positionals
   let inventory
   try {
-    inventory = await listMcpTools(path)
+    // The listing holds each failure's reason: the library's stderr notice would repeat it.
+    inventory = await listMcpTools(path, { [PRINTS_FAILURES]: true })
   } catch (error) {
     return fail(`toolnexus: ${error.message}`)
   }
