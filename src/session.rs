@@ -11,6 +11,7 @@ mod listen;
 mod observer;
 pub mod offers;
 mod opening;
+mod output_check;
 mod phase;
 mod redacted;
 mod request_meta;
@@ -33,7 +34,6 @@ use self::redacted::RedactingSink;
 use crate::config::ServerSpec;
 use crate::listed_tool::{CacheHints, ListedTool};
 use crate::lock::lock;
-use crate::output_schema;
 use crate::redact::Redactor;
 use crate::transport::local::ChildProcess;
 
@@ -61,7 +61,7 @@ pub struct Session {
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
     /// The output schemas its results are checked against.
-    output_schemas: crate::output_schema::Schemas,
+    output_schemas: output_check::Schemas,
     /// Which of its tools run as tasks.
     task_support: task_support::TaskSupport,
     /// Cancelled when the session closes: ends what it runs beside the calls.
@@ -219,8 +219,7 @@ impl Session {
             _ => self.task_support.runs_as_task(tool, spec.task),
         };
         let schema = self.output_schemas.get(tool);
-        let sink =
-            output_schema::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
+        let sink = output_check::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
         let sink = RedactingSink::wrap(sink, self.redactor());
         self.engine.start(id.get(), tool, args_json, spec, sink);
     }

@@ -9,7 +9,7 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
 use crate::transport::local::Exit;
-use crate::transport::local::unix::reaper::peek;
+use crate::transport::local::unix::peek::peek;
 
 /// The leader's exit, left unreaped; `None` when it cannot be watched (then the caller
 /// falls back to SIGCHLD and polling).

@@ -18,6 +18,7 @@ mod groups;
 mod kqueue;
 #[cfg(target_os = "linux")]
 mod linux;
+mod peek;
 mod pipe;
 mod reaper;
 mod spawn;

@@ -7,7 +7,7 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 
 use crate::transport::local::Exit;
-use crate::transport::local::unix::reaper::peek;
+use crate::transport::local::unix::peek::peek;
 
 /// The leader's exit, left unreaped; `None` when no pidfd can be had (a kernel older
 /// than 5.3).
