@@ -7,11 +7,11 @@
 // config error. Everything printed passes through js/terminal.js.
 import { parseArgs } from "node:util"
 
-import { authCommand } from "../js/cli/auth.js"
-import { callCommand } from "../js/cli/call.js"
-import { listCommand } from "../js/cli/list.js"
-import { promptCommand, readCommand } from "../js/cli/offer.js"
-import { schemaCommand } from "../js/cli/schema.js"
+import { authCommand } from "./cli/auth.js"
+import { callCommand } from "./cli/call.js"
+import { listCommand } from "./cli/list.js"
+import { promptCommand, readCommand } from "./cli/offer.js"
+import { schemaCommand } from "./cli/mcp-schema.js"
 import { safeLine } from "../js/terminal.js"
 
 const COMMANDS = {

@@ -1,11 +1,11 @@
 // defineTool: a plain JavaScript function as a `Tool` (contract, "Tools defined in JavaScript").
 
-/** @typedef {import("../index.js").ToolContext} ToolContext */
+/** @typedef {import("../index.d.ts").ToolContext} ToolContext */
 
 /**
- * @param {{ name: string, description: string, inputSchema?: import("../index.js").JSONSchema,
+ * @param {{ name: string, description: string, inputSchema?: import("../index.d.ts").JSONSchema,
  *   run: (args: Record<string, any>, ctx: ToolContext) => unknown }} def
- * @returns {import("../index.js").Tool}
+ * @returns {import("../index.d.ts").Tool}
  */
 export function defineTool(def) {
   const { name, description, inputSchema, run } = def ?? {}
@@ -35,11 +35,11 @@ export function defineTool(def) {
   }
 }
 
-/** @param {unknown} value @returns {import("../index.js").ToolResult} */
+/** @param {unknown} value @returns {import("../index.d.ts").ToolResult} */
 function toResult(value) {
   if (typeof value === "string") return { output: value, isError: false }
   if (value !== null && typeof value === "object" && "output" in value && "isError" in value) {
-    return /** @type {import("../index.js").ToolResult} */ (value)
+    return /** @type {import("../index.d.ts").ToolResult} */ (value)
   }
   // `undefined` (a run with nothing to return) and values JSON cannot represent
   // (functions, symbols) give an empty output rather than the string "undefined".

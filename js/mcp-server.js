@@ -13,13 +13,13 @@ function toolnexusVersion() {
 }
 
 /**
- * @param {import("../index.js").Tool[]} tools
+ * @param {import("../index.d.ts").Tool[]} tools
  * @param {{ name?: string; version?: string; tools?: string[] }} [cfg]
  * @param {(e: { name: string; source: string; ms: number; isError: boolean }) => unknown} [onCall]
  */
 export function buildMcpServer(tools, cfg = {}, onCall) {
   const allowed = cfg.tools ? new Set(cfg.tools) : undefined
-  /** @type {Map<string, import("../index.js").Tool>} */
+  /** @type {Map<string, import("../index.d.ts").Tool>} */
   const byName = new Map()
   for (const tool of tools) {
     if (allowed && !allowed.has(tool.name)) continue
@@ -94,9 +94,9 @@ async function importSdk() {
  * Tools from defineTool never reject, but any object shaped like a Tool can be served
  * (an MCP tool from loadMcp, a hand-written one): a rejection becomes an error result
  * so the client gets a tool error, not a protocol error.
- * @param {import("../index.js").Tool} tool
+ * @param {import("../index.d.ts").Tool} tool
  * @param {Record<string, unknown>} args
- * @param {import("../index.js").ToolContext} ctx
+ * @param {import("../index.d.ts").ToolContext} ctx
  */
 async function runTool(tool, args, ctx) {
   try {
@@ -110,7 +110,7 @@ async function runTool(tool, args, ctx) {
  * A ToolResult as a `tools/call` result. What an MCP tool's result carried beyond text
  * is served again: the whole content array from `metadata.content` (images, audio,
  * resources) and a `metadata.structuredContent` object; otherwise one text content.
- * @param {import("../index.js").ToolResult | undefined} result
+ * @param {import("../index.d.ts").ToolResult | undefined} result
  */
 function toCallResult(result) {
   const output = String(result?.output ?? "")

@@ -1,6 +1,6 @@
 import type { ToolSet } from "ai"
 
-import type { SchemaProfile, StoreTool, Tool } from "../../index.js"
+import type { SchemaProfile, StoreTool, Tool } from "../../index.d.ts"
 
 export interface AiToolsOptions {
   /**

@@ -1,4 +1,4 @@
-import type { JSONSchema, StoreTool, Tool } from "../../index.js"
+import type { JSONSchema, StoreTool, Tool } from "../../index.d.ts"
 
 export interface AnthropicTool {
   name: string

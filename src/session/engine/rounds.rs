@@ -36,7 +36,11 @@ impl Engine {
             };
             let responses = match answers {
                 Ok(responses) => responses,
-                Err(refusal) => return pending.caller.fail(Error::other(refusal).into()),
+                Err(refusal) => {
+                    return pending
+                        .caller
+                        .fail(Error::other(refusal.to_string()).into());
+                }
             };
             pending.asking = None;
             pending.rounds += 1;
@@ -48,13 +52,36 @@ impl Engine {
     }
 }
 
-/// The answers as `inputResponses` JSON text, or why the request (`during`, as the
-/// failure names it) cannot go on.
-pub async fn fulfil(
+/// Why a round cannot be answered; `during` names the request, as the failure does.
+#[derive(Debug)]
+pub enum Refusal<'a> {
+    /// A request toolnexus never declared it could answer (sampling, roots, ...).
+    Unsupported { method: &'a str, during: &'a str },
+    /// An elicitation, with no `waitFor` to put it to.
+    NoWaitFor { during: &'a str },
+}
+
+impl std::fmt::Display for Refusal<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Unsupported { method, during } => write!(
+                f,
+                "asked for {method} during {during}, which toolnexus does not support"
+            ),
+            Refusal::NoWaitFor { during } => write!(
+                f,
+                "asked for input during {during}, but no waitFor was given to answer it"
+            ),
+        }
+    }
+}
+
+/// The answers as `inputResponses` JSON text, or why the request cannot go on.
+pub async fn fulfil<'a>(
     shared: &Shared,
-    requests: &Map<String, Value>,
-    during: &str,
-) -> Result<String, String> {
+    requests: &'a Map<String, Value>,
+    during: &'a str,
+) -> Result<String, Refusal<'a>> {
     let mut asks = Vec::with_capacity(requests.len());
     for (key, request) in requests {
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
@@ -65,14 +92,10 @@ pub async fn fulfil(
             } else {
                 method
             };
-            return Err(format!(
-                "asked for {method} during {during}, which toolnexus does not support"
-            ));
+            return Err(Refusal::Unsupported { method, during });
         }
         let Some(elicitor) = shared.hooks.elicitor.clone() else {
-            return Err(format!(
-                "asked for input during {during}, but no waitFor was given to answer it"
-            ));
+            return Err(Refusal::NoWaitFor { during });
         };
         asks.push(async move {
             let answer = elicitor.ask(elicitation::to_request(&params)).await;

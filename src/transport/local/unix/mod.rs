@@ -16,6 +16,7 @@ use crate::transport::local::Command;
 mod groups;
 #[cfg(target_os = "macos")]
 mod kqueue;
+mod leader;
 #[cfg(target_os = "linux")]
 mod linux;
 mod peek;
@@ -25,9 +26,9 @@ mod spawn;
 mod watchdog;
 
 pub use groups::kill_all;
+pub use leader::Leader;
 pub use pipe::{ErrPipe, InPipe, OutPipe, Readable, Writable};
 pub use reaper::{Lease, watch_exit};
-pub use spawn::Leader;
 
 /// What a server started with `"inheritEnv": false` gets of the host's environment: the
 /// TypeScript SDK's `getDefaultEnvironment` set (sudo's), plus the locale.

@@ -8,8 +8,8 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::groups;
+use super::leader::Leader;
 use super::peek::peek;
-use super::spawn::Leader;
 use crate::transport::local::{Exit, Signal};
 
 /// The right to signal the group of `pid`, held until the leader may be reaped.

@@ -12,27 +12,9 @@
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::process::ExitStatus;
 
+use super::leader::Spawned;
 use crate::transport::local::Command;
-
-/// The started leader and the host's ends of its pipes.
-pub struct Spawned {
-    pub pid: u32,
-    pub leader: Leader,
-    pub stdin: OwnedFd,
-    pub stdout: OwnedFd,
-    pub stderr: OwnedFd,
-}
-
-/// Reaps the leader. Only [`Leader::reap`] does, so that until then its pid (and group id)
-/// stays ours.
-pub struct Leader(pub(super) Inner);
-
-#[cfg(target_os = "linux")]
-type Inner = u32;
-#[cfg(not(target_os = "linux"))]
-type Inner = tokio::process::Child;
 
 pub fn start(command: &Command) -> io::Result<Spawned> {
     #[cfg(target_os = "linux")]
@@ -43,32 +25,6 @@ pub fn start(command: &Command) -> io::Result<Spawned> {
         set_nonblocking(fd)?;
     }
     Ok(started)
-}
-
-impl Leader {
-    /// Reaps the leader once it has exited; `None` when something else reaped it first.
-    #[cfg(target_os = "linux")]
-    pub async fn reap(self) -> Option<ExitStatus> {
-        use std::os::unix::process::ExitStatusExt;
-        let pid = libc::pid_t::try_from(self.0).ok()?;
-        loop {
-            let mut status = 0;
-            // SAFETY: waitpid on our own child, with a live out-parameter.
-            match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-                0 => {}
-                -1 if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => continue,
-                -1 => return None,
-                _ => return Some(ExitStatus::from_raw(status)),
-            }
-            // Called once the exit is known, so this is rare: a leader killed just now.
-            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-        }
-    }
-
-    #[cfg(not(target_os = "linux"))]
-    pub async fn reap(mut self) -> Option<ExitStatus> {
-        self.0.wait().await.ok()
-    }
 }
 
 /// Elsewhere: tokio's `Command`, which forks (or uses `posix_spawn`, where it can).
@@ -101,7 +57,7 @@ fn with_tokio(command: &Command) -> io::Result<Spawned> {
         stdin: stdin.into_owned_fd()?,
         stdout: stdout.into_owned_fd()?,
         stderr: stderr.into_owned_fd()?,
-        leader: Leader(child),
+        leader: super::leader::Leader(child),
     })
 }
 

@@ -20,7 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::ptr;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use super::super::spawn::{Leader, Spawned};
+use super::super::leader::{Leader, Spawned};
 use crate::transport::local::Command;
 
 /// The child's stack: its few frames of system calls need a fraction of this.
@@ -276,8 +276,8 @@ mod tests {
 
     use tokio::io::AsyncReadExt;
 
+    use super::start;
     use crate::transport::local::Command;
-    use crate::transport::local::unix::spawn::start;
 
     /// Runs `sh -c script` (found through `PATH`) and returns what it printed.
     async fn output(script: &str, env: &[(&str, &str)], cwd: Option<&Path>) -> String {

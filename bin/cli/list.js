@@ -2,8 +2,8 @@
 // come up, tool count and full failure reason, then its tools.
 import { listMcpTools } from "toolnexus"
 
-import { PRINTS_FAILURES } from "../notices.js"
-import { safeJson, safeLine } from "../terminal.js"
+import { PRINTS_FAILURES } from "../../js/notices.js"
+import { safeJson, safeLine } from "../../js/terminal.js"
 import { fail } from "./fail.js"
 
 const usage = "usage: toolnexus list [mcp.json] [--json]   (default: ./mcp.json)"

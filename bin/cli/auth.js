@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import * as native from "../../binding.js"
 import { listMcpTools, parseMcpConfig } from "toolnexus"
 
-import { safeLine } from "../terminal.js"
+import { safeLine } from "../../js/terminal.js"
 import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
 

@@ -3,7 +3,7 @@
 // (control characters escaped) and close the server.
 import { loadMcp } from "toolnexus"
 
-import { safeBlock, safeJson, safeLine } from "../terminal.js"
+import { safeBlock, safeJson, safeLine } from "../../js/terminal.js"
 import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
 

@@ -4,7 +4,7 @@ import path from "node:path"
 
 import { loadMcp, parseMcpConfig } from "toolnexus"
 
-import { safeBlock, safeJson } from "../terminal.js"
+import { safeBlock, safeJson } from "../../js/terminal.js"
 import { fail } from "./fail.js"
 
 const usage = "usage: toolnexus call <server> <tool> [json-arguments] [--config mcp.json] [--timeout ms] [--json]"
