@@ -3,18 +3,49 @@
 // task and polled to its end, against server-everything's `simulate-research-query` and a
 // fixture written with the official SDK v1 that logs what it receives.
 import assert from "node:assert/strict"
+import { spawn } from "node:child_process"
 import { readFileSync } from "node:fs"
+import { once } from "node:events"
+import { createServer } from "node:net"
 import { join } from "node:path"
+import { createInterface } from "node:readline"
 import { test, type TestContext } from "node:test"
 import { createMcpStore, loadMcp, type McpSource } from "toolnexus"
 import { fixture, NODE, poll, ROOT, runNode, tempDir, toolNamed } from "./helpers.js"
 
-const everything = { command: [NODE, join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")] }
+const EVERYTHING = join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+const everything = { command: [NODE, EVERYTHING] }
 
-/** The task fixture with its log of requests and cancelled tasks. */
-function taskServer(t: TestContext) {
+/** server-everything over streamable HTTP on a free loopback port, stopped when the test ends. */
+async function everythingOverHttp(t: TestContext): Promise<{ url: string }> {
+  // It listens on $PORT and says which only as given, so a free port is found first.
+  const port = await new Promise<number>((resolve, reject) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number }
+      probe.close(() => resolve(port))
+    })
+    probe.on("error", reject)
+  })
+  const child = spawn(NODE, [EVERYTHING, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  })
+  t.after(() => void child.kill())
+  await new Promise<void>((resolve, reject) => {
+    let said = ""
+    child.stderr.on("data", (chunk) => {
+      said += chunk
+      if (said.includes("listening on port")) resolve()
+    })
+    child.on("exit", (code) => reject(new Error(`server-everything exited with ${code}: ${said}`)))
+  })
+  return { url: `http://127.0.0.1:${port}/mcp` }
+}
+
+/** The task fixture over `transport`, with its log of requests and cancelled tasks. */
+async function taskServer(t: TestContext, transport: "stdio" | "http") {
   const log = join(tempDir(t), "log")
-  const entry = { command: [NODE, fixture("task-server.mjs"), `--log=${log}`] }
+  const args = [fixture("task-server.mjs"), `--log=${log}`]
   const lines = () => {
     try {
       return readFileSync(log, "utf8").split("\n").filter(Boolean)
@@ -22,7 +53,11 @@ function taskServer(t: TestContext) {
       return []
     }
   }
-  return { entry, lines }
+  if (transport === "stdio") return { entry: { command: [NODE, ...args] }, lines }
+  const child = spawn(NODE, [...args, "--http"], { stdio: ["ignore", "pipe", "inherit"] })
+  t.after(() => void child.kill())
+  const [url] = (await once(createInterface({ input: child.stdout }), "line")) as [string]
+  return { entry: { url }, lines }
 }
 
 async function open(t: TestContext, servers: object, opts?: Parameters<typeof loadMcp>[1]): Promise<McpSource> {
@@ -47,6 +82,16 @@ test("server-everything's simulate-research-query runs as a task to its report",
   assert.equal(result.metadata?.server, "e")
 })
 
+test("over streamable HTTP the same: the tool's execution is listed and the call runs as a task", async (t) => {
+  const source = await open(t, { e: await everythingOverHttp(t) })
+  const tool = await poll(() => source.tools.find((x) => x.name === "e_simulate-research-query"), 5_000)
+  assert.ok(tool, "the task tool is listed")
+  assert.deepEqual(tool.execution, { taskSupport: "required" })
+  const result = await tool.execute({ topic: "tides" })
+  assert.equal(result.isError, false, result.output)
+  assert.match(result.output, /^# Research Report: tides/)
+})
+
 test("an ambiguous research query asks waitFor through tasks/result, and goes on with the answer", async (t) => {
   const asked: string[] = []
   const source = await open(
@@ -68,97 +113,99 @@ test("an ambiguous research query asks waitFor through tasks/result, and goes on
   assert.match(asked[0], /multiple interpretations/)
 })
 
-test("a task's progress reaches onProgress, and its result reads as a plain call's", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  const steps: string[] = []
-  const result = await toolNamed(source, "k_count").execute(
-    { steps: 3, ms: 30 },
-    { onProgress: (p) => steps.push(`${p.progress}/${p.total} ${p.message}`) },
-  )
-  assert.deepEqual(result, { output: "counted 3", isError: false, metadata: { server: "k" } })
-  assert.deepEqual(steps, ["1/3 step 1", "2/3 step 2", "3/3 step 3"])
-  const seen = server.lines()
-  assert.ok(seen.includes("tools/call count task"), seen.join("\n"))
-  assert.ok(seen.includes("tasks/get") && seen.includes("tasks/result"), seen.join("\n"))
-})
-
-test("aborting a task cancels it on the server", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  const abort = new AbortController()
-  const running = toolNamed(source, "k_forever").execute({}, { signal: abort.signal })
-  assert.ok(await poll(() => server.lines().includes("tasks/get"), 5_000), "polled first")
-  abort.abort()
-  const result = await running
-  assert.deepEqual(result, {
-    output: 'MCP server "k": tools/call "forever" was aborted',
-    isError: true,
-    metadata: { server: "k" },
+for (const transport of ["stdio", "http"] as const) {
+  test(`a task's progress reaches onProgress, and its result reads as a plain call's (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const steps: string[] = []
+    const result = await toolNamed(source, "k_count").execute(
+      { steps: 3, ms: 30 },
+      { onProgress: (p) => steps.push(`${p.progress}/${p.total} ${p.message}`) },
+    )
+    assert.deepEqual(result, { output: "counted 3", isError: false, metadata: { server: "k" } })
+    assert.deepEqual(steps, ["1/3 step 1", "2/3 step 2", "3/3 step 3"])
+    const seen = server.lines()
+    assert.ok(seen.includes("tools/call count task"), seen.join("\n"))
+    assert.ok(seen.includes("tasks/get") && seen.includes("tasks/result"), seen.join("\n"))
   })
-  const cancelled = await poll(() => server.lines().find((line) => line.startsWith("cancelled ")), 5_000)
-  assert.ok(cancelled, server.lines().join("\n"))
-  assert.ok(server.lines().includes("tasks/cancel"))
-})
 
-test("maxTotalTimeout ends a task that never ends, naming the server, and cancels it", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  const result = await toolNamed(source, "k_forever").execute({}, { maxTotalTimeout: 300 })
-  assert.equal(result.isError, true)
-  assert.match(
-    result.output,
-    /^MCP server "k" did not finish tools\/call "forever" \(task "[^"]+"\) within its maxTotalTimeout of 300 ms$/,
-  )
-  assert.ok(await poll(() => server.lines().some((line) => line.startsWith("cancelled ")), 5_000))
-})
+  test(`aborting a task cancels it on the server (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const abort = new AbortController()
+    const running = toolNamed(source, "k_forever").execute({}, { signal: abort.signal })
+    assert.ok(await poll(() => server.lines().includes("tasks/get"), 5_000), "polled first")
+    abort.abort()
+    const result = await running
+    assert.deepEqual(result, {
+      output: 'MCP server "k": tools/call "forever" was aborted',
+      isError: true,
+      metadata: { server: "k" },
+    })
+    const cancelled = await poll(() => server.lines().find((line) => line.startsWith("cancelled ")), 5_000)
+    assert.ok(cancelled, server.lines().join("\n"))
+    assert.ok(server.lines().includes("tasks/cancel"))
+  })
 
-test("a timeout bounds each poll, not the task: a task longer than it finishes", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  // 6 steps of 100 ms outlast a 250 ms timeout; each poll is answered at once.
-  const result = await toolNamed(source, "k_count").execute({ steps: 6, ms: 100 }, { timeout: 250 })
-  assert.equal(result.isError, false, result.output)
-  assert.equal(result.output, "counted 6")
-})
+  test(`maxTotalTimeout ends a task that never ends, naming the server, and cancels it (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const result = await toolNamed(source, "k_forever").execute({}, { maxTotalTimeout: 300 })
+    assert.equal(result.isError, true)
+    assert.match(
+      result.output,
+      /^MCP server "k" did not finish tools\/call "forever" \(task "[^"]+"\) within its maxTotalTimeout of 300 ms$/,
+    )
+    assert.ok(await poll(() => server.lines().some((line) => line.startsWith("cancelled ")), 5_000))
+  })
 
-test("a server that forgets a task gives an error result naming it", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  const result = await toolNamed(source, "k_forget").execute({})
-  assert.equal(result.isError, true)
-  assert.match(result.output, /^MCP server "k" answered tools\/call "forget" \(task "[^"]+"\) with an error: /)
-})
+  test(`a timeout bounds each poll, not the task: a task longer than it finishes (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    // 6 steps of 100 ms outlast a 250 ms timeout; each poll is answered at once.
+    const result = await toolNamed(source, "k_count").execute({ steps: 6, ms: 100 }, { timeout: 250 })
+    assert.equal(result.isError, false, result.output)
+    assert.equal(result.output, "counted 6")
+  })
 
-test("an optional tool is a plain call unless ctx.task asks, and a forbidden one always is", async (t) => {
-  const server = taskServer(t)
-  const source = await open(t, { k: server.entry })
-  const either = toolNamed(source, "k_either")
-  assert.deepEqual(either.execution, { taskSupport: "optional" })
-  assert.equal((await either.execute({})).output, "ran as a task")
-  const calls = () => server.lines().filter((line) => line.startsWith("tools/call") || line.startsWith("tasks/"))
-  assert.deepEqual(calls(), ["tools/call either"])
-  assert.equal((await either.execute({}, { task: true })).output, "ran as a task")
-  assert.deepEqual(calls().slice(0, 2), ["tools/call either", "tools/call either task"])
-  assert.ok(calls().includes("tasks/result"), calls().join("\n"))
-  const plain = toolNamed(source, "k_plain")
-  assert.deepEqual(plain.execution, { taskSupport: "forbidden" })
-  assert.equal((await plain.execute({}, { task: true })).output, "plain")
-  assert.equal(calls().at(-1), "tools/call plain")
-  const refused = await either.execute({}, { task: "yes" as unknown as boolean })
-  assert.equal(refused.output, 'MCP server "k": ctx.task must be a boolean, got string')
-})
+  test(`a server that forgets a task gives an error result naming it (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const result = await toolNamed(source, "k_forget").execute({})
+    assert.equal(result.isError, true)
+    assert.match(result.output, /^MCP server "k" answered tools\/call "forget" \(task "[^"]+"\) with an error: /)
+  })
 
-test("a store's call of a task tool is polled the same way", async (t) => {
-  const server = taskServer(t)
-  const store = createMcpStore({ k: server.entry })
-  t.after(() => store.close())
-  await store.listToolsAsync()
-  const result = await store.callTool("k_count", { steps: 2, ms: 10 })
-  assert.equal(result.isError, false, result.output)
-  assert.equal(result.output, "counted 2")
-  assert.ok(server.lines().includes("tasks/result"))
-})
+  test(`an optional tool is a plain call unless ctx.task asks, and a forbidden one always is (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const either = toolNamed(source, "k_either")
+    assert.deepEqual(either.execution, { taskSupport: "optional" })
+    assert.equal((await either.execute({})).output, "ran as a task")
+    const calls = () => server.lines().filter((line) => line.startsWith("tools/call") || line.startsWith("tasks/"))
+    assert.deepEqual(calls(), ["tools/call either"])
+    assert.equal((await either.execute({}, { task: true })).output, "ran as a task")
+    assert.deepEqual(calls().slice(0, 2), ["tools/call either", "tools/call either task"])
+    assert.ok(calls().includes("tasks/result"), calls().join("\n"))
+    const plain = toolNamed(source, "k_plain")
+    assert.deepEqual(plain.execution, { taskSupport: "forbidden" })
+    assert.equal((await plain.execute({}, { task: true })).output, "plain")
+    assert.equal(calls().at(-1), "tools/call plain")
+    const refused = await either.execute({}, { task: "yes" as unknown as boolean })
+    assert.equal(refused.output, 'MCP server "k": ctx.task must be a boolean, got string')
+  })
+
+  test(`a store's call of a task tool is polled the same way (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const store = createMcpStore({ k: server.entry })
+    t.after(() => store.close())
+    await store.listToolsAsync()
+    const result = await store.callTool("k_count", { steps: 2, ms: 10 })
+    assert.equal(result.isError, false, result.output)
+    assert.equal(result.output, "counted 2")
+    assert.ok(server.lines().includes("tasks/result"))
+  })
+}
 
 test("README example: a required task tool of server-everything", async () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8")

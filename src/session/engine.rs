@@ -20,6 +20,7 @@ mod task;
 mod tests;
 pub mod timer;
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
@@ -294,6 +295,17 @@ impl Engine {
     pub fn bind(&self, id: u64, request: rmcp::model::RequestId) {
         if let Some(pending) = self.table().pending.get_mut(&id) {
             pending.wire_request = Some(request);
+        }
+    }
+
+    /// Keeps `route`, the transport's progress route for the `tools/call` request `id`,
+    /// for as long as the task that call may make: the task's progress comes under the
+    /// call's token after the call is answered. Dropped at once for anything else.
+    pub fn hold_route(&self, id: u64, route: Box<dyn Any + Send>) {
+        let mut table = self.table();
+        let task = table.pending.get_mut(&id).and_then(|p| p.task.as_mut());
+        if let Some(task) = task.filter(|task| task.token == id) {
+            task.route = Some(route);
         }
     }
 

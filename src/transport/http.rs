@@ -20,6 +20,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 mod explain;
+mod whole;
 
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport, NotLegacy};
@@ -27,6 +28,7 @@ use crate::auth::{OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
 pub use self::explain::{Meaning, explain_not_legacy, explain_open_error, explain_send_error};
+pub use self::whole::unwrap as whole_result;
 use crate::lock::lock;
 
 /// Why a remote server's HTTP client could not be set up. Errors name a header, never
@@ -150,18 +152,32 @@ pub struct CountingClient {
 /// The request each elicitation came for, by the elicitation's id.
 pub type Related = Arc<Mutex<HashMap<RequestId, RequestId>>>;
 
-/// Notes the elicitations that arrive on the response stream of request `sent`.
-fn relating(related: Related, sent: Option<RequestId>, response: PostResult) -> PostResult {
+/// What the POST of a request carried: its id, and whether the engine reads its answer.
+#[derive(Clone)]
+struct Sent {
+    id: RequestId,
+    read_by_engine: bool,
+}
+
+/// Notes the elicitations that arrive on the response stream of request `sent`, and
+/// wraps the answer there when the engine reads it (see `whole`).
+fn relating(related: Related, sent: Option<Sent>, response: PostResult) -> PostResult {
     match (sent, response) {
         (Some(sent), Ok(StreamableHttpPostResponse::Sse(stream, session))) => {
-            let stream = stream.inspect(move |event| {
+            let stream = stream.map(move |mut event| {
                 if let Ok(Sse {
                     data: Some(data), ..
-                }) = event
-                    && let Some(elicitation) = elicitation_id(data)
+                }) = &mut event
                 {
-                    lock(&related).insert(elicitation, sent.clone());
+                    if let Some(elicitation) = elicitation_id(data) {
+                        lock(&related).insert(elicitation, sent.id.clone());
+                    } else if sent.read_by_engine
+                        && let Some(wrapped) = whole::wrap(data)
+                    {
+                        *data = wrapped;
+                    }
                 }
+                event
             });
             Ok(StreamableHttpPostResponse::Sse(stream.boxed(), session))
         }
@@ -184,15 +200,18 @@ pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
 }
 
 impl CountingClient {
-    /// Counts an `initialize`; returns the id of the request `message` carries, if any.
-    fn sending(&self, message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    /// Counts an `initialize`; returns the request `message` carries, if any.
+    fn sending(&self, message: &ClientJsonRpcMessage) -> Option<Sent> {
         let ClientJsonRpcMessage::Request(request) = message else {
             return None;
         };
         if matches!(request.request, ClientRequest::InitializeRequest(_)) {
             self.initializes.send_modify(|n| *n += 1);
         }
-        Some(request.id.clone())
+        Some(Sent {
+            id: request.id.clone(),
+            read_by_engine: whole::read_by_engine(&request.request),
+        })
     }
 }
 
@@ -202,12 +221,12 @@ impl CountingClient {
 /// the request would wait out its timeout.
 async fn answering(
     related: Related,
-    sent: Option<RequestId>,
+    sent: Option<Sent>,
     post: impl Future<Output = PostResult>,
 ) -> PostResult {
     let response = post.await;
     let response = relating(related, sent.clone(), response);
-    match (sent, response) {
+    match (sent.map(|sent| sent.id), response) {
         (
             Some(id),
             Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), session)),

@@ -8,10 +8,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::Peer;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ServerResult,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
@@ -19,6 +20,7 @@ use super::{Engine, NotSent, Wire};
 use crate::lock::lock;
 use crate::session::error::{Broken, Reply};
 use crate::session::handler::Shared;
+use crate::transport::http;
 
 pub struct PeerWire {
     peer: Peer<RoleClient>,
@@ -55,6 +57,15 @@ fn client_request(method: &str, params: &str) -> Result<ClientRequest, serde_jso
         )));
     }
     serde_json::from_value(serde_json::json!({ "method": method, "params": params }))
+}
+
+/// The result as the server wrote it where the transport kept it so, else as rmcp
+/// decoded it.
+fn answered(result: &ServerResult) -> Option<Box<RawValue>> {
+    match http::whole_result(result) {
+        Some(text) => RawValue::from_string(text.to_owned()).ok(),
+        None => serde_json::value::to_raw_value(result).ok(),
+    }
 }
 
 impl Wire for PeerWire {
@@ -104,12 +115,12 @@ impl Wire for PeerWire {
                     return;
                 }
             };
-            drop(progress);
+            engine.hold_route(id, Box::new(progress));
             lock(&running).remove(&id);
             match response {
-                Ok(result) => match serde_json::value::to_raw_value(&result) {
-                    Ok(raw) => engine.reply(id, Reply::Result(&raw)),
-                    Err(_) => engine.reply(id, Reply::Broken(Broken::Unexpected)),
+                Ok(result) => match answered(&result) {
+                    Some(raw) => engine.reply(id, Reply::Result(&raw)),
+                    None => engine.reply(id, Reply::Broken(Broken::Unexpected)),
                 },
                 Err(ServiceError::McpError(error)) => {
                     let (code, message) = (Some(error.code.0), &error.message);

@@ -5,6 +5,7 @@
 //! table with the call's caller and clock, timed per poll; between polls the sweeper
 //! holds the request until the server's `pollInterval` is up.
 
+use std::any::Any;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,9 @@ pub(super) struct Task {
     /// The keys of the requests answered already (2026: `tasks/get` may show them again
     /// until the server has taken the answers).
     answered: HashSet<String>,
+    /// The transport's progress route for `token`, where the transport has one per
+    /// request (see `Engine::hold_route`); dropped with the task.
+    pub route: Option<Box<dyn Any + Send>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,6 +110,7 @@ impl Task {
             poll: DEFAULT_POLL,
             stage: Stage::Asked,
             answered: HashSet::new(),
+            route: None,
         })
     }
 
