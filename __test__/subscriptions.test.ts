@@ -2,7 +2,8 @@
 // with the official SDKs: v1 (2025 era: resources/subscribe, notifications/resources/
 // updated, resources/unsubscribe) and v2 (2026-07-28: subscriptions/listen with the URI in
 // its filter), over stdio and HTTP. An update reaches each subscriber as `{ server, uri }`,
-// unsubscribing stops it (twice is harmless), a store's subscription outlives a restart,
+// unsubscribing stops it (twice is harmless), a store's subscription outlives a restart
+// and follows its name to a replaced or re-added server,
 // a flood is coalesced, a throwing callback is harmless, and a server without the
 // capability is refused by name.
 import assert from "node:assert/strict"
@@ -152,6 +153,31 @@ describe("resource subscriptions, whatever the era", () => {
         await sleep(100)
       }
       assert.deepEqual(c.updates[0], { server: "sub", uri: COUNTER })
+      await unsubscribe()
+    })
+
+    test(`a store's subscription follows its name: a replaced server, a removed one added again (${era})`, async (t) => {
+      const store = await openStore(t, server())
+      const c = collector()
+      const unsubscribe = await store.subscribeResource("sub", COUNTER, c.onUpdate)
+      const connected = () => store.status().sub?.state === "connected"
+      /** Bumps the counter until one more update than `before` came. */
+      const heard = async (before: number) => {
+        for (let i = 0; i < 100 && c.updates.length <= before; i++) {
+          await store.callTool("sub_bump", {}).catch(() => {})
+          await sleep(100)
+        }
+        assert.ok(c.updates.length > before, `no update after ${before}`)
+      }
+      const entry: ServerConfig = server()
+      store.updateServer("sub", { ...entry, env: { ...entry.env, REPLACED: "1" } })
+      assert.ok(await poll(connected, 20_000), JSON.stringify(store.status()))
+      await heard(0)
+      assert.equal(store.removeServer("sub"), true)
+      store.addServers({ sub: server() })
+      assert.ok(await poll(connected, 20_000), JSON.stringify(store.status()))
+      await heard(c.updates.length)
+      assert.deepEqual(c.updates.at(-1), { server: "sub", uri: COUNTER })
       await unsubscribe()
     })
 

@@ -154,6 +154,7 @@ impl Store {
                 waiting: Mutex::default(),
                 runtime: Handle::current(),
                 indexes: Mutex::default(),
+                closed: CancellationToken::new(),
             }),
         };
         store.add_servers(None, config);
@@ -343,18 +344,9 @@ impl Store {
         in_parallel(waits).await;
     }
 
-    fn find(&self, agent: Option<&str>, service_name: &str) -> Option<Arc<Service>> {
-        let services = self.inner.services();
-        let in_view = |s: &&Arc<Service>| agent.is_none() || s.agent.as_deref() == agent;
-        let found = services
-            .iter()
-            .filter(in_view)
-            .find(|s| s.view_name(agent) == service_name);
-        found.cloned()
-    }
-
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
+        self.inner.closed.cancel();
         let services: Vec<_> = write(&self.inner.services).drain(..).collect();
         for service in &services {
             service.stop.cancel();
@@ -380,6 +372,7 @@ fn awaited(state: &State) -> bool {
 
 impl Drop for Store {
     fn drop(&mut self) {
+        self.inner.closed.cancel();
         for service in self.inner.services().iter() {
             service.stop.cancel();
         }

@@ -41,7 +41,7 @@ impl Store {
         sink: Arc<dyn CallSink>,
     ) -> CallId {
         let id = CallId::reserve();
-        let Some(service) = self.find(agent, call.service) else {
+        let Some(service) = self.inner.find(agent, call.service) else {
             let output =
                 ToolOutput::error(format!("no MCP server \"{}\" in this view", call.service));
             sink.done(id.get(), output);
@@ -88,6 +88,7 @@ impl Store {
             return waiting.cancel();
         }
         let session = self
+            .inner
             .find(agent, service_name)
             .and_then(|service| service.session.borrow().clone());
         if let Some(session) = session {

@@ -9,6 +9,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::calls::not_connected;
+use super::service::Service;
 use super::{Phase, Store};
 use crate::session::Session;
 use crate::session::subscribe::{Subscribed, UpdateTo};
@@ -17,7 +18,7 @@ impl Store {
     /// The session of the service a view names `name`, or why there is none (no such
     /// service; not connected, with its last error).
     pub fn session_of(&self, agent: Option<&str>, name: &str) -> Result<Arc<Session>, String> {
-        let Some(service) = self.find(agent, name) else {
+        let Some(service) = self.inner.find(agent, name) else {
             return Err(format!("no MCP server \"{name}\" in this view"));
         };
         let session = service.session.borrow().clone();
@@ -39,9 +40,10 @@ impl Store {
 
 impl Store {
     /// Keeps a subscription `first` made on the current session of the service a view
-    /// names `name`: on every later session of the service (a restart) it subscribes `to`
-    /// to `uri` again, so the subscription outlives the session. Runs until `end` is
-    /// cancelled, the service is removed or the store closes, and ends by unsubscribing.
+    /// names `name`: on every later session of the service the view names so (a restart,
+    /// a replacement by `update_server`, a server removed and added again) it subscribes
+    /// `to` to `uri` again, so the subscription outlives the session. Runs until `end` is
+    /// cancelled or the store closes, and ends by unsubscribing.
     pub fn follow_resource(
         &self,
         agent: Option<&str>,
@@ -51,39 +53,80 @@ impl Store {
         to: UpdateTo,
         end: CancellationToken,
     ) -> JoinHandle<()> {
-        let service = self.find(agent, name);
+        let inner = self.inner.clone();
+        let (agent, name) = (agent.map(str::to_owned), name.to_owned());
         self.inner.runtime.spawn(async move {
             let mut current = Some(first);
-            if let Some(service) = service {
-                let mut sessions = service.session.subscribe();
-                // A session that changed before the subscription began counts too.
-                sessions.mark_changed();
-                loop {
-                    tokio::select! {
-                        _ = end.cancelled() => break,
-                        _ = service.stop.cancelled() => break,
-                        changed = sessions.changed() => if changed.is_err() { break },
+            let mut members = inner.version.subscribe();
+            let ended = || end.is_cancelled() || inner.closed.is_cancelled();
+            while !ended() {
+                // Waited for before a stopped service is looked up again: until the view
+                // names a live one, it is a change of the store's membership away.
+                let found = inner.find(agent.as_deref(), &name);
+                match found.filter(|service| !service.stop.is_cancelled()) {
+                    Some(service) => {
+                        let follow = Follow {
+                            uri: &uri,
+                            to: &to,
+                            end: &end,
+                        };
+                        follow.sessions_of(&service, &mut current).await;
                     }
-                    let next = sessions.borrow_and_update().clone();
-                    let same = |(session, _): &(Arc<Session>, Subscribed)| {
-                        next.as_ref().is_some_and(|next| Arc::ptr_eq(session, next))
-                    };
-                    if current.as_ref().is_some_and(same) {
-                        continue;
-                    }
-                    if let Some((old, subscribed)) = current.take() {
-                        old.unsubscribe_resource(subscribed).await;
-                    }
-                    // A new session that refuses is skipped: the next one may not.
-                    if let Some(session) = next {
-                        let subscribed = session.subscribe_resource(&uri, to.clone(), &end).await;
-                        current = subscribed.ok().map(|subscribed| (session, subscribed));
-                    }
+                    None => tokio::select! {
+                        _ = end.cancelled() => {}
+                        _ = inner.closed.cancelled() => {}
+                        changed = members.changed() => if changed.is_err() { break },
+                    },
                 }
             }
             if let Some((session, subscribed)) = current {
                 session.unsubscribe_resource(subscribed).await;
             }
         })
+    }
+}
+
+/// One resource subscription carried from session to session.
+struct Follow<'a> {
+    uri: &'a str,
+    to: &'a UpdateTo,
+    end: &'a CancellationToken,
+}
+
+impl Follow<'_> {
+    /// Subscribes on each session of `service` as it comes, until `end` or the service
+    /// stops; `current` is the subscription in force.
+    async fn sessions_of(
+        &self,
+        service: &Service,
+        current: &mut Option<(Arc<Session>, Subscribed)>,
+    ) {
+        let mut sessions = service.session.subscribe();
+        // A session that changed before this service was followed counts too.
+        sessions.mark_changed();
+        loop {
+            tokio::select! {
+                _ = self.end.cancelled() => return,
+                _ = service.stop.cancelled() => return,
+                changed = sessions.changed() => if changed.is_err() { return },
+            }
+            let next = sessions.borrow_and_update().clone();
+            let same = |(session, _): &(Arc<Session>, Subscribed)| {
+                next.as_ref().is_some_and(|next| Arc::ptr_eq(session, next))
+            };
+            if current.as_ref().is_some_and(same) {
+                continue;
+            }
+            if let Some((old, subscribed)) = current.take() {
+                old.unsubscribe_resource(subscribed).await;
+            }
+            // A new session that refuses is skipped: the next one may not.
+            if let Some(session) = next {
+                let subscribed = session
+                    .subscribe_resource(self.uri, self.to.clone(), self.end)
+                    .await;
+                *current = subscribed.ok().map(|subscribed| (session, subscribed));
+            }
+        }
     }
 }

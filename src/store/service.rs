@@ -167,6 +167,8 @@ pub(super) struct Inner {
     pub(super) runtime: Handle,
     /// Each view's search index, built when first searched at a revision.
     pub(super) indexes: Mutex<HashMap<Option<String>, Arc<ViewIndex>>>,
+    /// Cancelled when the store closes or is dropped.
+    pub(super) closed: CancellationToken,
 }
 
 impl Inner {
@@ -205,6 +207,17 @@ impl Inner {
 
     pub(super) fn services(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Service>>> {
         read(&self.services)
+    }
+
+    /// The service a view (`None`: the store view) names `service_name`.
+    pub(super) fn find(&self, agent: Option<&str>, service_name: &str) -> Option<Arc<Service>> {
+        let services = self.services();
+        let in_view = |s: &&Arc<Service>| agent.is_none() || s.agent.as_deref() == agent;
+        let found = services
+            .iter()
+            .filter(in_view)
+            .find(|s| s.view_name(agent) == service_name);
+        found.cloned()
     }
 
     /// Starts a lazy server: a call or a listing needs it now.

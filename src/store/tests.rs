@@ -26,7 +26,7 @@ async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
     assert!(store.remove_server(Some("b"), "x"));
     assert_eq!(store.revision(Some("a")), a, "agent b's removal");
 
-    let y = store.find(Some("a"), "y").expect("agent a's service");
+    let y = store.inner.find(Some("a"), "y").expect("agent a's service");
     store.inner.change(&y, |s| s.restarts += 1);
     let a = store.revision(Some("a"));
     assert_eq!(
