@@ -168,6 +168,17 @@ for (const transport of ["stdio", "http"] as const) {
     assert.equal(result.output, "counted 6")
   })
 
+  test(`a poll that stalls mid-task times out naming the server and the task, and the task is cancelled (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    const result = await toolNamed(source, "k_stall").execute({}, { timeout: 300 })
+    assert.equal(result.isError, true)
+    assert.match(result.output, /^MCP server "k" did not answer tools\/call "stall" \(task "[^"]+"\) within 300 ms$/)
+    assert.ok(await poll(() => server.lines().includes("tasks/cancel"), 5_000), server.lines().join("\n"))
+    // The session goes on: the next call is answered.
+    assert.equal((await toolNamed(source, "k_plain").execute({})).output, "plain")
+  })
+
   test(`a server that forgets a task gives an error result naming it (${transport})`, async (t) => {
     const server = await taskServer(t, transport)
     const source = await open(t, { k: server.entry })
