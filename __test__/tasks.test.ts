@@ -71,26 +71,18 @@ async function open(t: TestContext, servers: object, opts?: Parameters<typeof lo
   return source
 }
 
-test("server-everything's simulate-research-query runs as a task to its report", async (t) => {
-  const source = await open(t, { e: everything })
-  const tool = await poll(() => source.tools.find((x) => x.name === "e_simulate-research-query"), 5_000)
-  assert.ok(tool, "the task tool is listed")
-  assert.deepEqual(tool.execution, { taskSupport: "required" })
-  const result = await tool.execute({ topic: "tides" })
-  assert.equal(result.isError, false, result.output)
-  assert.match(result.output, /^# Research Report: tides/)
-  assert.equal(result.metadata?.server, "e")
-})
-
-test("over streamable HTTP the same: the tool's execution is listed and the call runs as a task", async (t) => {
-  const source = await open(t, { e: await everythingOverHttp(t) })
-  const tool = await poll(() => source.tools.find((x) => x.name === "e_simulate-research-query"), 5_000)
-  assert.ok(tool, "the task tool is listed")
-  assert.deepEqual(tool.execution, { taskSupport: "required" })
-  const result = await tool.execute({ topic: "tides" })
-  assert.equal(result.isError, false, result.output)
-  assert.match(result.output, /^# Research Report: tides/)
-})
+for (const transport of ["stdio", "http"] as const) {
+  test(`server-everything's simulate-research-query is listed with its execution and runs as a task to its report (${transport})`, async (t) => {
+    const source = await open(t, { e: transport === "stdio" ? everything : await everythingOverHttp(t) })
+    const tool = await poll(() => source.tools.find((x) => x.name === "e_simulate-research-query"), 5_000)
+    assert.ok(tool, "the task tool is listed")
+    assert.deepEqual(tool.execution, { taskSupport: "required" })
+    const result = await tool.execute({ topic: "tides" })
+    assert.equal(result.isError, false, result.output)
+    assert.match(result.output, /^# Research Report: tides/)
+    assert.equal(result.metadata?.server, "e")
+  })
+}
 
 test("an ambiguous research query asks waitFor through tasks/result, and goes on with the answer", async (t) => {
   const asked: string[] = []
