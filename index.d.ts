@@ -895,9 +895,10 @@ export interface McpOffers {
    * Updates come one at a time; while `onUpdate` has not run, newer ones replace older
    * ones (an update means "read it again"), so a server flooding updates grows no queue
    * and the latest always comes. What `onUpdate` throws or rejects with is ignored.
-   * `close()` ends every subscription. In a store view the subscription outlives a restart
-   * of the server: each new session subscribes again (a new session that refuses is
-   * skipped), until the function is called, the server is removed or the store closes.
+   * `close()` ends every subscription. In a store view the subscription follows the view's
+   * name for the server: each new session subscribes again (after a restart, after
+   * `updateServer`, after a removed server of that name is added again; a new session that
+   * refuses is skipped), until the function is called or the store closes.
    */
   subscribeResource(
     server: string,
