@@ -20,7 +20,6 @@ mod task;
 mod tests;
 pub mod timer;
 
-use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
@@ -298,17 +297,6 @@ impl Engine {
         }
     }
 
-    /// Keeps `route`, the transport's progress route for the `tools/call` request `id`,
-    /// for as long as the task that call may make: the task's progress comes under the
-    /// call's token after the call is answered. Dropped at once for anything else.
-    pub fn hold_route(&self, id: u64, route: Box<dyn Any + Send>) {
-        let mut table = self.table();
-        let task = table.pending.get_mut(&id).and_then(|p| p.task.as_mut());
-        if let Some(task) = task.filter(|task| task.token == id) {
-            task.route = Some(route);
-        }
-    }
-
     /// Request `id` was answered.
     pub fn reply(&self, id: u64, reply: Reply<'_>) {
         let Some(mut pending) = self.table().pending.remove(&id) else {
@@ -331,6 +319,7 @@ impl Engine {
                         &inner
                     }
                     Some(Read::Fail(error)) => return pending.caller.fail(error.into()),
+                    Some(Read::Unexpected(error)) => return self.task_garbled(pending, error),
                     Some(step) => return self.task_step(id, pending, step),
                 };
                 match pending.caller.decode(result) {

@@ -67,7 +67,10 @@ pub(super) enum Read {
     Wait,
     Fetch,
     Update(InputRequired),
+    /// The task ended so, or cannot go on.
     Fail(Error),
+    /// The server's answer made no sense: the task may still run there.
+    Unexpected(Error),
 }
 
 /// `Task` as the answers of both eras carry it (`pollInterval` in 2025,
@@ -124,7 +127,7 @@ impl Task {
     /// Reads `result`, the answer to the task's request in flight, in the era of
     /// `modern`; `phase` is what failures name.
     pub fn read(&mut self, modern: bool, result: &RawValue, phase: &str) -> Read {
-        let unexpected = || Read::Fail(Error::answered(unexpected_response(phase)));
+        let unexpected = || Read::Unexpected(Error::answered(unexpected_response(phase)));
         match self.stage {
             Stage::Asked if modern => {
                 let kind = serde_json::from_str::<ResultType>(result.get()).ok();
@@ -155,7 +158,7 @@ impl Task {
     /// The server made the task: it goes on from the status it was made with.
     fn made(&mut self, task: TaskView, modern: bool, phase: &str) -> Read {
         if task.task_id.is_empty() {
-            return Read::Fail(Error::answered(unexpected_response(phase)));
+            return Read::Unexpected(Error::answered(unexpected_response(phase)));
         }
         self.id = Some(task.task_id.as_str().into());
         if modern {
@@ -186,14 +189,14 @@ impl Task {
             }
             ("completed", true) => match task.result {
                 Some(result) => Read::Inner(result),
-                None => Read::Fail(Error::answered(unexpected_response(phase))),
+                None => Read::Unexpected(Error::answered(unexpected_response(phase))),
             },
             ("failed", true) => Read::Fail(failed(task.error.as_ref(), phase)),
             ("cancelled", _) => Read::Fail(Error::answered(format!(
                 "cancelled the task of {phase}{}",
                 said().unwrap_or_default()
             ))),
-            _ => Read::Fail(Error::answered(unexpected_response(phase))),
+            _ => Read::Unexpected(Error::answered(unexpected_response(phase))),
         }
     }
 
@@ -259,7 +262,7 @@ impl Engine {
                 pending.method = "tasks/update";
                 self.ask(id, pending, asked);
             }
-            Read::Call | Read::Inner(_) | Read::Fail(_) => {}
+            Read::Call | Read::Inner(_) | Read::Fail(_) | Read::Unexpected(_) => {}
         }
     }
 
@@ -271,6 +274,26 @@ impl Engine {
         pending.method = "tasks/get";
         pending.clock.restart();
         self.send(call::next_id(), pending);
+    }
+
+    /// Keeps `route`, the transport's progress route for the `tools/call` request `id`,
+    /// for as long as the task that call may make: the task's progress comes under the
+    /// call's token after the call is answered. Dropped at once for anything else.
+    pub fn hold_route(&self, id: u64, route: Box<dyn Any + Send>) {
+        let mut table = self.table();
+        let task = table.pending.get_mut(&id).and_then(|p| p.task.as_mut());
+        if let Some(task) = task.filter(|task| task.token == id) {
+            task.route = Some(route);
+        }
+    }
+
+    /// Fails the call of `pending`, whose task's answer made no sense; the server, which
+    /// may still run the task, is told that nobody waits for it.
+    pub(super) fn task_garbled(&self, pending: Pending, error: Error) {
+        if let Some(task) = pending.task.as_ref().and_then(|t| t.id.clone()) {
+            self.cancel_task(&task);
+        }
+        pending.caller.fail(error.into());
     }
 
     /// Tells the server to stop task `id`; its answer is nobody's.

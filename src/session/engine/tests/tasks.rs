@@ -130,6 +130,12 @@ async fn garbage_or_a_forgotten_task_is_an_error_naming_the_server() {
         heard.outcome(),
         error("MCP server \"s\" sent an unexpected response to tools/call \"t\" (task \"t1\")")
     );
+    let (_, method, params) = rig.last();
+    assert_eq!(
+        (method.as_str(), params),
+        ("tasks/cancel", json!({ "taskId": "t1" })),
+        "the task the answer left running is cancelled"
+    );
 
     let rig = Rig::new();
     let (id, heard) = rig.task(100, None);
