@@ -2,8 +2,10 @@
 // caches and change listeners keyed on each view's own revision.
 import assert from "node:assert/strict"
 import { describe, test, type TestContext } from "node:test"
+import v8 from "node:v8"
+import vm from "node:vm"
 import { createMcpStore, serveStoreApi, type McpStore } from "toolnexus"
-import { fixture, local, NODE, poll, toolsFlag } from "./helpers.js"
+import { fixture, local, NODE, poll, sleep, toolsFlag } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -109,5 +111,36 @@ describe("each view is keyed on its own revision", () => {
     agent.addServers({ s: entry })
     const told = await poll(() => heard.length > 0, 5_000)
     assert.ok(told, "the agent was not told that its service was replaced")
+  })
+})
+
+describe("agent views the host lets go", () => {
+  // A guest agent per task: its view brings a server, lists and calls its tools, removes
+  // the server and is dropped. The store must not keep the views (or their listings).
+  async function guest(store: McpStore, id: string): Promise<WeakRef<object>> {
+    const view = store.forAgent(id).addServers({ scratch: local(toolsFlag(["m"])) })
+    const [tool] = await view.listToolsAsync()
+    const result = await view.callTool(tool.name, {})
+    assert.equal(result.isError, false, result.output)
+    view.removeServer("scratch")
+    return new WeakRef(view)
+  }
+
+  test("are freed while the store stays open; one still held stays the same view", T, async (t) => {
+    v8.setFlagsFromString("--expose-gc")
+    const gc = vm.runInNewContext("gc") as () => void
+    const store = openStore(t)
+    const kept = store.forAgent("kept")
+    const dropped: Array<WeakRef<object>> = []
+    for (let i = 0; i < 3; i++) dropped.push(await guest(store, `guest-${i}`))
+    // A WeakRef's target lives on until the job that made or read the ref ends: each
+    // collection runs in a job of its own.
+    for (let i = 0; i < 20 && dropped.some((ref) => ref.deref() !== undefined); i++) {
+      await sleep(50)
+      gc()
+      await sleep(50)
+    }
+    assert.equal(dropped.filter((ref) => ref.deref() !== undefined).length, 0, "a dropped agent view is still alive")
+    assert.equal(store.forAgent("kept"), kept, "a view still held is not the one forAgent returns")
   })
 })

@@ -438,7 +438,14 @@ class Listeners {
 
 class McpStore extends View {
   #native
-  #views = new Map()
+  // Agent views by id, each held weakly: a host that makes a view per passing agent and
+  // drops it would otherwise keep every view, and the listing it cached, for the store's
+  // life. A view still referenced (by the host or by its change listeners) stays the one
+  // forAgent returns.
+  #views = new Map() // id → WeakRef<View>
+  #collected = new FinalizationRegistry((id) => {
+    if (this.#views.get(id)?.deref() === undefined) this.#views.delete(id)
+  })
   #listeners
   #closing
 
@@ -465,10 +472,11 @@ class McpStore extends View {
   /** The view of agent `id`: only its own services, under their local names. */
   forAgent(id) {
     if (typeof id !== "string" || id === "") throw new TypeError("forAgent: the agent id must be a non-empty string")
-    let view = this.#views.get(id)
+    let view = this.#views.get(id)?.deref()
     if (!view) {
       view = new View(this, this.#native, id)
-      this.#views.set(id, view)
+      this.#views.set(id, new WeakRef(view))
+      this.#collected.register(view, id)
     }
     return view
   }
