@@ -21,42 +21,47 @@ const BAD_HEADER = {
   inputSchema: { type: "object", properties: { n: { type: "number", "x-mcp-header": "N" } } },
 }
 
-async function modernServer(t: TestContext) {
-  const server = await startModernHttp(({ method }, _res, answer) => {
-    if (method === "tools/list") return answer({ tools: [TOOL, BAD_HEADER] })
-    if (method === "tools/call") return answer({ content: [{ type: "text", text: "ok" }] })
-    return false
-  })
+async function modernServer(t: TestContext, events: boolean) {
+  const server = await startModernHttp(
+    ({ method }, _res, answer) => {
+      if (method === "tools/list") return answer({ tools: [TOOL, BAD_HEADER] })
+      if (method === "tools/call") return answer({ content: [{ type: "text", text: "ok" }] })
+      return false
+    },
+    { events },
+  )
   t.after(() => server.close())
   return server
 }
 
-test("every POST carries the revision's headers, x-mcp-header parameters are mirrored, and there is no session", async (t) => {
-  const server = await modernServer(t)
-  const source = await loadMcp({ h: { url: server.url } })
-  assert.deepEqual(source.status, { h: "connected" })
-  assert.deepEqual(
-    source.tools.map((tool) => tool.name),
-    ["h_query"],
-  )
-  const result = await source.tools[0]!.execute({ region: "us-west1", sql: "select 1" })
-  assert.deepEqual([result.isError, result.output], [false, "ok"])
-  await source.close()
+for (const answers of ["JSON bodies", "event streams"]) {
+  test(`every POST carries the revision's headers, x-mcp-header parameters are mirrored, and there is no session (answers as ${answers})`, async (t) => {
+    const server = await modernServer(t, answers === "event streams")
+    const source = await loadMcp({ h: { url: server.url } })
+    assert.deepEqual(source.status, { h: "connected" })
+    assert.deepEqual(
+      source.tools.map((tool) => tool.name),
+      ["h_query"],
+    )
+    const result = await source.tools[0]!.execute({ region: "us-west1", sql: "select 1" })
+    assert.deepEqual([result.isError, result.output], [false, "ok"])
+    await source.close()
 
-  assert.deepEqual(
-    server.seen.map((s) => [s.method, s.rpc]),
-    [
-      ["POST", "server/discover"],
-      ["POST", "tools/list"],
-      ["POST", "tools/call"],
-    ],
-  )
-  for (const { rpc, headers } of server.seen) {
-    assert.equal(headers["mcp-protocol-version"], "2026-07-28", `${rpc}: MCP-Protocol-Version`)
-    assert.equal(headers["mcp-method"], rpc, `${rpc}: Mcp-Method`)
-    assert.equal(headers["mcp-session-id"], undefined, `${rpc}: no session`)
-  }
-  const call = server.seen[2]!.headers
-  assert.equal(call["mcp-name"], "query")
-  assert.equal(call["mcp-param-region"], "us-west1")
-})
+    assert.deepEqual(
+      server.seen.map((s) => [s.method, s.rpc]),
+      [
+        ["POST", "server/discover"],
+        ["POST", "tools/list"],
+        ["POST", "tools/call"],
+      ],
+    )
+    for (const { rpc, headers } of server.seen) {
+      assert.equal(headers["mcp-protocol-version"], "2026-07-28", `${rpc}: MCP-Protocol-Version`)
+      assert.equal(headers["mcp-method"], rpc, `${rpc}: Mcp-Method`)
+      assert.equal(headers["mcp-session-id"], undefined, `${rpc}: no session`)
+    }
+    const call = server.seen[2]!.headers
+    assert.equal(call["mcp-name"], "query")
+    assert.equal(call["mcp-param-region"], "us-west1")
+  })
+}

@@ -42,8 +42,9 @@ async function everythingOverHttp(t: TestContext): Promise<{ url: string }> {
   return { url: `http://127.0.0.1:${port}/mcp` }
 }
 
-/** The task fixture over `transport`, with its log of requests and cancelled tasks. */
-async function taskServer(t: TestContext, transport: "stdio" | "http") {
+/** The task fixture over `transport` (`json`: HTTP answering with JSON bodies), with its
+ * log of requests and cancelled tasks. */
+async function taskServer(t: TestContext, transport: "stdio" | "http" | "json") {
   const log = join(tempDir(t), "log")
   const args = [fixture("task-server.mjs"), `--log=${log}`]
   const lines = () => {
@@ -54,7 +55,8 @@ async function taskServer(t: TestContext, transport: "stdio" | "http") {
     }
   }
   if (transport === "stdio") return { entry: { command: [NODE, ...args] }, lines }
-  const child = spawn(NODE, [...args, "--http"], { stdio: ["ignore", "pipe", "inherit"] })
+  const flags = transport === "json" ? ["--http", "--json"] : ["--http"]
+  const child = spawn(NODE, [...args, ...flags], { stdio: ["ignore", "pipe", "inherit"] })
   t.after(() => void child.kill())
   const [url] = (await once(createInterface({ input: child.stdout }), "line")) as [string]
   return { entry: { url }, lines }
@@ -105,7 +107,7 @@ test("an ambiguous research query asks waitFor through tasks/result, and goes on
   assert.match(asked[0], /multiple interpretations/)
 })
 
-for (const transport of ["stdio", "http"] as const) {
+for (const transport of ["stdio", "http", "json"] as const) {
   test(`a task's progress reaches onProgress, and its result reads as a plain call's (${transport})`, async (t) => {
     const server = await taskServer(t, transport)
     const source = await open(t, { k: server.entry })
@@ -119,6 +121,8 @@ for (const transport of ["stdio", "http"] as const) {
     const seen = server.lines()
     assert.ok(seen.includes("tools/call count task"), seen.join("\n"))
     assert.ok(seen.includes("tasks/get") && seen.includes("tasks/result"), seen.join("\n"))
+    // Polled at the server's 20 ms, not the 1 s used when a task names no interval.
+    assert.ok(seen.filter((line) => line === "tasks/get").length >= 2, seen.join("\n"))
   })
 
   test(`aborting a task cancels it on the server (${transport})`, async (t) => {

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, Once};
 
 use futures::StreamExt;
+use futures::future::Either;
 use futures::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_client::{
@@ -20,7 +21,10 @@ use rmcp::transport::streamable_http_client::{
 };
 
 mod explain;
+mod post;
 mod whole;
+
+use self::post::Post;
 
 use super::MAX_MESSAGE_BYTES;
 use super::legacy_sse::{self, LegacySseTransport, NotLegacy};
@@ -140,8 +144,8 @@ fn install_crypto_provider() {
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
 /// each one is a session that rmcp re-established inside its transport (an expired
 /// session answered 404), which the store reports as a restart.
-/// Also notes, for each elicitation a server sends on the response stream of a POST, the
-/// request that POST carried: the call a person is then answering for.
+/// Sends the requests the engine reads itself (`post`). Notes, for each elicitation on
+/// the response stream of a POST, the request it carried: the call a person answers for.
 #[derive(Clone)]
 pub struct CountingClient {
     inner: reqwest::Client,
@@ -152,30 +156,17 @@ pub struct CountingClient {
 /// The request each elicitation came for, by the elicitation's id.
 pub type Related = Arc<Mutex<HashMap<RequestId, RequestId>>>;
 
-/// What the POST of a request carried: its id, and whether the engine reads its answer.
-#[derive(Clone)]
-struct Sent {
-    id: RequestId,
-    read_by_engine: bool,
-}
-
-/// Notes the elicitations that arrive on the response stream of request `sent`, and
-/// wraps the answer there when the engine reads it (see `whole`).
-fn relating(related: Related, sent: Option<Sent>, response: PostResult) -> PostResult {
+/// Notes the elicitations that arrive on the response stream of request `sent`.
+fn relating(related: Related, sent: Option<RequestId>, response: PostResult) -> PostResult {
     match (sent, response) {
         (Some(sent), Ok(StreamableHttpPostResponse::Sse(stream, session))) => {
-            let stream = stream.map(move |mut event| {
+            let stream = stream.map(move |event| {
                 if let Ok(Sse {
                     data: Some(data), ..
-                }) = &mut event
+                }) = &event
+                    && let Some(elicitation) = elicitation_id(data)
                 {
-                    if let Some(elicitation) = elicitation_id(data) {
-                        lock(&related).insert(elicitation, sent.id.clone());
-                    } else if sent.read_by_engine
-                        && let Some(wrapped) = whole::wrap(data)
-                    {
-                        *data = wrapped;
-                    }
+                    lock(&related).insert(elicitation, sent.clone());
                 }
                 event
             });
@@ -200,18 +191,30 @@ pub(crate) fn elicitation_id(data: &str) -> Option<RequestId> {
 }
 
 impl CountingClient {
-    /// Counts an `initialize`; returns the request `message` carries, if any.
-    fn sending(&self, message: &ClientJsonRpcMessage) -> Option<Sent> {
-        let ClientJsonRpcMessage::Request(request) = message else {
-            return None;
+    /// Sends `post`: a request whose answer the engine reads through `post`, anything
+    /// else through rmcp's client (`rmcp`). Counts an `initialize`.
+    fn posting<'a, F>(
+        &'a self,
+        post: Post,
+        rmcp: impl FnOnce(&'a reqwest::Client, Post) -> F,
+    ) -> impl Future<Output = PostResult> + Send + 'a
+    where
+        F: Future<Output = PostResult> + Send + 'a,
+    {
+        let request = match &post.message {
+            ClientJsonRpcMessage::Request(request) => Some(request),
+            _ => None,
         };
-        if matches!(request.request, ClientRequest::InitializeRequest(_)) {
+        if request.is_some_and(|r| matches!(r.request, ClientRequest::InitializeRequest(_))) {
             self.initializes.send_modify(|n| *n += 1);
         }
-        Some(Sent {
-            id: request.id.clone(),
-            read_by_engine: whole::read_by_engine(&request.request),
-        })
+        let sent = request.map(|r| r.id.clone());
+        let post = if request.is_some_and(|r| whole::read_by_engine(&r.request)) {
+            Either::Left(post::send(self.inner.clone(), post))
+        } else {
+            Either::Right(rmcp(&self.inner, post))
+        };
+        answering(self.related.clone(), sent, post)
     }
 }
 
@@ -221,12 +224,12 @@ impl CountingClient {
 /// the request would wait out its timeout.
 async fn answering(
     related: Related,
-    sent: Option<Sent>,
+    sent: Option<RequestId>,
     post: impl Future<Output = PostResult>,
 ) -> PostResult {
     let response = post.await;
     let response = relating(related, sent.clone(), response);
-    match (sent.map(|sent| sent.id), response) {
+    match (sent, response) {
         (
             Some(id),
             Ok(StreamableHttpPostResponse::Json(ServerJsonRpcMessage::Error(mut error), session)),
@@ -257,11 +260,16 @@ impl StreamableHttpClient for CountingClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        let sent = self.sending(&message);
-        let post = self
-            .inner
-            .post_message(uri, message, session_id, auth_header, custom_headers);
-        answering(self.related.clone(), sent, post)
+        let post = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.posting(post, |inner, p| {
+            inner.post_message(
+                p.uri,
+                p.message,
+                p.session_id,
+                p.auth_header,
+                p.custom_headers,
+            )
+        })
     }
 
     fn post_message_with_max_sse_event_size(
@@ -273,16 +281,17 @@ impl StreamableHttpClient for CountingClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        let sent = self.sending(&message);
-        let post = self.inner.post_message_with_max_sse_event_size(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            max_sse_event_size,
-        );
-        answering(self.related.clone(), sent, post)
+        let post = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.posting(post, move |inner, p| {
+            inner.post_message_with_max_sse_event_size(
+                p.uri,
+                p.message,
+                p.session_id,
+                p.auth_header,
+                p.custom_headers,
+                max_sse_event_size,
+            )
+        })
     }
 
     fn post_message_with_response_limits(
@@ -294,16 +303,17 @@ impl StreamableHttpClient for CountingClient {
         custom_headers: Headers,
         limits: StreamableHttpResponseLimits,
     ) -> impl Future<Output = PostResult> + Send + '_ {
-        let sent = self.sending(&message);
-        let post = self.inner.post_message_with_response_limits(
-            uri,
-            message,
-            session_id,
-            auth_header,
-            custom_headers,
-            limits,
-        );
-        answering(self.related.clone(), sent, post)
+        let post = Post::new(uri, message, session_id, auth_header, custom_headers);
+        self.posting(post, move |inner, p| {
+            inner.post_message_with_response_limits(
+                p.uri,
+                p.message,
+                p.session_id,
+                p.auth_header,
+                p.custom_headers,
+                limits,
+            )
+        })
     }
 
     fn delete_session(

@@ -2,11 +2,10 @@
 //! into its model types, which drop what they do not name: a tool's `execution`, a 2025
 //! task's `pollInterval`, hints it does not know. So an answer on the response stream of
 //! a request the engine reads is wrapped before rmcp sees it, in a shape that only its
-//! catch-all `CustomResult` takes, and the engine's wire unwraps it. An answer that
-//! arrives as a JSON body is decoded inside rmcp before anything here sees it, and
-//! reaches the engine as rmcp re-encodes it.
+//! catch-all `CustomResult` takes, and the engine's wire unwraps it. An answer sent as
+//! a JSON body is wrapped the same way, which is why `post` sends those requests.
 
-use rmcp::model::{ClientRequest, CustomResult, ServerResult};
+use rmcp::model::{ClientRequest, CustomResult, GetMeta, ProtocolVersion, ServerResult};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -15,14 +14,21 @@ const MEMBER: &str = "toolnexus/whole";
 
 /// Whether the answer to `request` goes to the engine. rmcp reads the answers of the
 /// opening (also when it re-opens an expired session) and of `subscriptions/listen`
-/// itself; every other request is the engine's.
+/// itself, and a 2026-07-28 tool listing: it keeps each tool's schema to mirror the
+/// `x-mcp-header` arguments of later calls into `Mcp-Param-*` headers, and drops the
+/// tools whose annotations break that revision's rules. (A 2026 tool has no `execution`
+/// to lose.) Every other request is the engine's.
 pub fn read_by_engine(request: &ClientRequest) -> bool {
-    !matches!(
-        request,
+    match request {
         ClientRequest::InitializeRequest(_)
-            | ClientRequest::DiscoverRequest(_)
-            | ClientRequest::SubscriptionsListenRequest(_)
-    )
+        | ClientRequest::DiscoverRequest(_)
+        | ClientRequest::SubscriptionsListenRequest(_) => false,
+        ClientRequest::ListToolsRequest(_) => request
+            .get_meta()
+            .protocol_version()
+            .is_none_or(|era| era < ProtocolVersion::STANDARD_HEADERS),
+        _ => true,
+    }
 }
 
 /// `data`, an event's JSON text, with its result wrapped, if it is an answer with one.
@@ -80,6 +86,19 @@ mod tests {
             assert_eq!(serde_json::to_value(&response.id).ok(), Some(7.into()));
             assert_eq!(unwrap(&response.result), Some(result));
         }
+    }
+
+    #[test]
+    fn a_2026_tool_listing_is_left_to_rmcp() {
+        let request = |method: &str, era: &str| {
+            let meta = serde_json::json!({ "io.modelcontextprotocol/protocolVersion": era });
+            let params = serde_json::json!({ "name": "t", "_meta": meta });
+            let request = serde_json::json!({ "method": method, "params": params });
+            serde_json::from_value::<ClientRequest>(request).expect("a request")
+        };
+        assert!(!read_by_engine(&request("tools/list", "2026-07-28")));
+        assert!(read_by_engine(&request("tools/list", "2025-11-25")));
+        assert!(read_by_engine(&request("tools/call", "2026-07-28")));
     }
 
     #[test]
