@@ -121,8 +121,16 @@ for (const transport of ["stdio", "http", "json"] as const) {
     const seen = server.lines()
     assert.ok(seen.includes("tools/call count task"), seen.join("\n"))
     assert.ok(seen.includes("tasks/get") && seen.includes("tasks/result"), seen.join("\n"))
-    // Polled at the server's 20 ms, not the 1 s used when a task names no interval.
-    assert.ok(seen.filter((line) => line === "tasks/get").length >= 2, seen.join("\n"))
+  })
+
+  test(`a task is polled at the server's pollInterval (${transport})`, async (t) => {
+    const server = await taskServer(t, transport)
+    const source = await open(t, { k: server.entry })
+    // 300 ms of work: polled every 20 ms, not once after the 1 s used without an interval.
+    const result = await toolNamed(source, "k_count").execute({ steps: 5, ms: 60 })
+    assert.equal(result.output, "counted 5")
+    const gets = server.lines().filter((line) => line === "tasks/get")
+    assert.ok(gets.length >= 3, server.lines().join("\n"))
   })
 
   test(`aborting a task cancels it on the server (${transport})`, async (t) => {

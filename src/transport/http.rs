@@ -249,6 +249,8 @@ type EventStream =
     Result<BoxStream<'static, Result<Sse, SseError>>, StreamableHttpError<reqwest::Error>>;
 type Headers = HashMap<HeaderName, HeaderValue>;
 
+/// rmcp's transport sends every POST through `post_message_with_response_limits`; the
+/// trait's other ways to post lead to `post_message`.
 impl StreamableHttpClient for CountingClient {
     type Error = reqwest::Error;
 
@@ -268,28 +270,6 @@ impl StreamableHttpClient for CountingClient {
                 p.session_id,
                 p.auth_header,
                 p.custom_headers,
-            )
-        })
-    }
-
-    fn post_message_with_max_sse_event_size(
-        &self,
-        uri: Arc<str>,
-        message: ClientJsonRpcMessage,
-        session_id: Option<Arc<str>>,
-        auth_header: Option<String>,
-        custom_headers: Headers,
-        max_sse_event_size: usize,
-    ) -> impl Future<Output = PostResult> + Send + '_ {
-        let post = Post::new(uri, message, session_id, auth_header, custom_headers);
-        self.posting(post, move |inner, p| {
-            inner.post_message_with_max_sse_event_size(
-                p.uri,
-                p.message,
-                p.session_id,
-                p.auth_header,
-                p.custom_headers,
-                max_sse_event_size,
             )
         })
     }
