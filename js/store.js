@@ -501,5 +501,8 @@ export function createMcpStore(input, opts) {
   const calls = callQueue()
   const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake, ...bridgeOAuth(opts?.oauth))
   queues.set(nativeStore, calls)
+  // Servers spawn a turn later: the catalog lists their tools meanwhile, a call waits for
+  // its server as during a restart, and the caller's synchronous start is not slowed.
+  setImmediate(() => nativeStore.start())
   return new McpStore(nativeStore)
 }
