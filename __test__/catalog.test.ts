@@ -54,6 +54,35 @@ describe("the catalog", () => {
     assert.equal(again.status().files.state, "connected")
   })
 
+  test(
+    "servers start a turn after createMcpStore, not during the host's synchronous start",
+    TEST_TIMEOUT,
+    async (t) => {
+      const dir = tempDir(t)
+      const server = fileServer(t, ["alpha"])
+      const warm = openStore(t, { files: server.entry }, { catalogDir: dir })
+      await fill(warm, dir)
+      await warm.close()
+      const before = childPids()
+      const startsBefore = server.starts().length
+
+      const store = openStore(t, { files: server.entry }, { catalogDir: dir })
+      assert.deepEqual(names(store), ["files_alpha"])
+      // The host's thread stays busy with its own start: a server spawned from the runtime's
+      // threads meanwhile would show up here.
+      const until = Date.now() + 500
+      while (Date.now() < until);
+      assert.deepEqual(childPids(), before, "no process within createMcpStore's turn")
+      assert.equal(store.status().files.state, "initializing")
+
+      // Nothing here asks for the server: it starts on its own, a turn later.
+      assert.ok(await poll(() => server.starts().length === startsBefore + 1, 10_000), "it started a turn later")
+      await store.listToolsAsync()
+      assert.equal(store.status().files.state, "connected")
+      assert.equal(childPids().length, before.length + 1, "one process")
+    },
+  )
+
   test("a stale catalog is replaced by the live listing, and never trusted for a call", TEST_TIMEOUT, async (t) => {
     const dir = tempDir(t)
     const server = fileServer(t, ["alpha", "beta"])

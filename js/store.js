@@ -31,54 +31,79 @@ function deepFreeze(root) {
   return root
 }
 
-// The JSON text of each listed entry's schema, for serialising it without parsing it.
-const schemaTexts = new WeakMap()
-// The JSON object text of each listed entry's members beyond the first three, if any.
-const extraTexts = new WeakMap()
+/** Returns `object` as the instance, so a subclass's private fields go onto `object`. */
+class Stamped {
+  constructor(object) {
+    return object
+  }
+}
+
+/**
+ * The JSON texts a listed entry came with, in private fields of the entry itself: a
+ * WeakMap entry per tool cost a large store's first listing more than building the entry
+ * (the garbage collector walks such maps), and private fields are invisible to spreading,
+ * JSON.stringify and deepEqual.
+ */
+class ListedTexts extends Stamped {
+  #schema
+  #extra
+  constructor(entry, schema, extra) {
+    super(entry)
+    this.#schema = schema
+    this.#extra = extra
+  }
+  static schema(tool) {
+    return #schema in tool ? tool.#schema : undefined
+  }
+  static extra(tool) {
+    return #extra in tool ? tool.#extra : undefined
+  }
+}
 
 /** The JSON text of `tool.inputSchema`: as listed for store entries, else stringified. */
 export function schemaJson(tool) {
-  return schemaTexts.get(tool) ?? JSON.stringify(tool.inputSchema)
+  return ListedTexts.schema(tool) ?? JSON.stringify(tool.inputSchema)
 }
 
 /** The JSON object text of a listed entry's `title`, `annotations`, ... (undefined: none). */
 export function extraJson(tool) {
-  return extraTexts.get(tool)
+  return ListedTexts.extra(tool)
 }
 
 /**
  * A frozen StoreToolInfo whose schema is parsed (and frozen) when first read: most of a
  * large listing never is, and a schema nested too deep to walk recursively costs nothing
  * until then. The getter is enumerable, so spreading and JSON.stringify see the schema.
+ * Made whole by one literal: members added afterwards would each change its shape.
  */
 function storeInfo(name, description, schemaText, serviceName, clientId, extra) {
   let schema
   const inputSchema = () => (schema ??= deepFreeze(JSON.parse(schemaText)))
   const info = extra
-    ? withExtras(name, description, inputSchema, extra)
+    ? withExtras(name, description, inputSchema, extra, serviceName, clientId)
     : {
         name,
         description,
         get inputSchema() {
           return inputSchema()
         },
+        serviceName,
+        clientId,
       }
-  info.serviceName = serviceName
-  info.clientId = clientId
-  Object.freeze(info)
-  schemaTexts.set(info, schemaText)
-  if (extra) extraTexts.set(info, extra.json)
-  return info
+  new ListedTexts(info, schemaText, extra?.json)
+  return Object.freeze(info)
 }
 
-/** `{ name, description, inputSchema, ...extra }`, the extra members parsed (and frozen) when first read. */
-function withExtras(name, description, inputSchema, { keys, json }) {
+/** `{ name, description, inputSchema, ...extra, serviceName, clientId }`, the extra members parsed (and frozen) when first read. */
+function withExtras(name, description, inputSchema, { keys, json }, serviceName, clientId) {
   const info = { name, description }
   Object.defineProperty(info, "inputSchema", { get: inputSchema, enumerable: true })
   let parsed
   for (const key of keys) {
     Object.defineProperty(info, key, { get: () => (parsed ??= deepFreeze(JSON.parse(json)))[key], enumerable: true })
   }
+  info.serviceName = serviceName
+  info.clientId = clientId
   return info
 }
 
@@ -348,7 +373,7 @@ class View {
     const metadata = Object.freeze({ server: serviceName, clientId })
     const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
     // Whatever else the server listed, in the listing's order, read through the listing.
-    const extra = extraTexts.has(info) ? Object.keys(info).slice(3, -2) : undefined
+    const extra = extraJson(info) !== undefined ? Object.keys(info).slice(3, -2) : undefined
     const origin = Object.freeze({ server: serviceName, tool: target, clientId })
     const fields = { name, description, extra, own: { serviceName, clientId }, execute }
     return Object.freeze(storeTool(info, fields, origin))
@@ -501,5 +526,8 @@ export function createMcpStore(input, opts) {
   const calls = callQueue()
   const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake, ...bridgeOAuth(opts?.oauth))
   queues.set(nativeStore, calls)
+  // Servers spawn a turn later: the catalog lists their tools meanwhile, a call waits for
+  // its server as during a restart, and the caller's synchronous start is not slowed.
+  setImmediate(() => nativeStore.start())
   return new McpStore(nativeStore)
 }

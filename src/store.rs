@@ -141,8 +141,9 @@ pub struct ServiceStatus {
 }
 
 impl Store {
-    /// Starts supervising every server of `config` in the background. Must be called
-    /// within a tokio runtime.
+    /// Supervises every server of `config` in the background; their connections begin at
+    /// `start`, or when a call or a listing that waits needs them. Must be called within a
+    /// tokio runtime.
     pub fn new(config: McpConfig, hooks: Hooks, options: StoreOptions) -> Store {
         let store = Store {
             inner: Arc::new(Inner {
@@ -155,10 +156,16 @@ impl Store {
                 runtime: Handle::current(),
                 indexes: Mutex::default(),
                 closed: CancellationToken::new(),
+                started: CancellationToken::new(),
             }),
         };
         store.add_servers(None, config);
         store
+    }
+
+    /// Lets every server connect. Idempotent.
+    pub fn start(&self) {
+        self.inner.started.cancel();
     }
 
     /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent.
@@ -321,6 +328,7 @@ impl Store {
     /// Waits for the view's initializing servers, each at most its kind's bound, after
     /// starting its lazy servers that have no catalog.
     pub async fn wait_initializing(&self, agent: Option<&str>) {
+        self.start();
         let options = &self.inner.options;
         let view = self.view(agent);
         for service in &view {

@@ -147,6 +147,12 @@ impl NativeStore {
         })
     }
 
+    /// Lets the servers connect: the host calls it a turn after making the store.
+    #[napi(catch_unwind)]
+    pub fn start(&self) {
+        self.store.start();
+    }
+
     /// Changes with every change to any server's state or tools.
     #[napi(catch_unwind)]
     pub fn version(&self) -> f64 {

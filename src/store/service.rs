@@ -169,6 +169,9 @@ pub(super) struct Inner {
     pub(super) indexes: Mutex<HashMap<Option<String>, Arc<ViewIndex>>>,
     /// Cancelled when the store closes or is dropped.
     pub(super) closed: CancellationToken,
+    /// Cancelled once servers may connect (`Store::start`): spawning them while the host
+    /// is still making the store and listing its catalog would only slow both.
+    pub(super) started: CancellationToken,
 }
 
 impl Inner {
@@ -220,8 +223,9 @@ impl Inner {
         found.cloned()
     }
 
-    /// Starts a lazy server: a call or a listing needs it now.
+    /// Starts a lazy server: a call or a listing needs it now, so connections start too.
     pub(super) fn want(&self, service: &Service) {
+        self.started.cancel();
         if service.state.borrow().phase == Phase::Lazy {
             self.change(service, |s| s.phase = Phase::Initializing);
         }

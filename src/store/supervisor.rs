@@ -17,11 +17,16 @@ use super::service::{Inner, Service, normalized};
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
     // A lazy server starts when a call or a listing wants it.
     let lazy = service.state.borrow().phase == Phase::Lazy;
-    if lazy {
-        tokio::select! {
-            _ = service.wanted.cancelled() => {}
-            _ = service.stop.cancelled() => return,
+    let begin = async {
+        inner.started.cancelled().await;
+        if lazy {
+            service.wanted.cancelled().await;
         }
+    };
+    tokio::select! {
+        biased;
+        _ = service.stop.cancelled() => return,
+        _ = begin => {}
     }
     let options = &inner.options;
     let mut connected_once = false;
