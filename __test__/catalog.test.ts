@@ -35,6 +35,17 @@ async function fill(store: McpStore, dir: string, count = 1) {
   assert.ok(await poll(() => catalogFiles(dir).length >= count, 5_000), "the catalog was written")
 }
 
+/** A file server whose listing a first store put in a fresh catalog; the processes and
+ * the server's starts counted once that store closed. */
+async function catalogued(t: TestContext, tools: string[]) {
+  const dir = tempDir(t)
+  const server = fileServer(t, tools)
+  const warm = openStore(t, { files: server.entry }, { catalogDir: dir })
+  await fill(warm, dir)
+  await warm.close()
+  return { dir, server, before: childPids(), startsBefore: server.starts().length }
+}
+
 describe("the catalog", () => {
   test("a store lists the last listing at once, while its server starts", TEST_TIMEOUT, async (t) => {
     const dir = tempDir(t)
@@ -58,13 +69,7 @@ describe("the catalog", () => {
     "servers start a turn after createMcpStore, not during the host's synchronous start",
     TEST_TIMEOUT,
     async (t) => {
-      const dir = tempDir(t)
-      const server = fileServer(t, ["alpha"])
-      const warm = openStore(t, { files: server.entry }, { catalogDir: dir })
-      await fill(warm, dir)
-      await warm.close()
-      const before = childPids()
-      const startsBefore = server.starts().length
+      const { dir, server, before, startsBefore } = await catalogued(t, ["alpha"])
 
       const store = openStore(t, { files: server.entry }, { catalogDir: dir })
       assert.deepEqual(names(store), ["files_alpha"])
@@ -171,13 +176,7 @@ describe("the catalog", () => {
 
 describe("lazy servers", () => {
   test("start on their first call: no process before it, one after", TEST_TIMEOUT, async (t) => {
-    const dir = tempDir(t)
-    const server = fileServer(t, ["alpha"])
-    const warm = openStore(t, { files: server.entry }, { catalogDir: dir })
-    await fill(warm, dir)
-    await warm.close()
-    const before = childPids()
-    const startsBefore = server.starts().length
+    const { dir, server, before, startsBefore } = await catalogued(t, ["alpha"])
 
     const store = openStore(t, { files: { ...server.entry, lazy: true } }, { catalogDir: dir })
     await store.listToolsAsync() // the catalog answers: nothing to start
