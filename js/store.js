@@ -39,14 +39,16 @@ class Stamped {
 }
 
 /**
- * The JSON texts a listed entry came with, in private fields of the entry itself: a
- * WeakMap entry per tool cost a large store's first listing more than building the entry
- * (the garbage collector walks such maps), and private fields are invisible to spreading,
- * JSON.stringify and deepEqual.
+ * The JSON texts a listed entry came with, and their values once parsed, in private fields
+ * of the entry itself: a WeakMap entry per tool cost a large store's first listing more
+ * than building the entry (the garbage collector walks such maps), and private fields are
+ * invisible to spreading, JSON.stringify and deepEqual.
  */
 class ListedTexts extends Stamped {
   #schema
   #extra
+  #parsedSchema
+  #parsedExtra
   constructor(entry, schema, extra) {
     super(entry)
     this.#schema = schema
@@ -57,6 +59,12 @@ class ListedTexts extends Stamped {
   }
   static extra(tool) {
     return #extra in tool ? tool.#extra : undefined
+  }
+  static parsedSchema(tool) {
+    return (tool.#parsedSchema ??= deepFreeze(JSON.parse(tool.#schema)))
+  }
+  static parsedExtra(tool, key) {
+    return (tool.#parsedExtra ??= deepFreeze(JSON.parse(tool.#extra)))[key]
   }
 }
 
@@ -70,41 +78,40 @@ export function extraJson(tool) {
   return ListedTexts.extra(tool)
 }
 
-/**
- * A frozen StoreToolInfo whose schema is parsed (and frozen) when first read: most of a
- * large listing never is, and a schema nested too deep to walk recursively costs nothing
- * until then. The getter is enumerable, so spreading and JSON.stringify see the schema.
- * Made whole by one literal: members added afterwards would each change its shape.
- */
-function storeInfo(name, description, schemaText, serviceName, clientId, extra) {
-  let schema
-  const inputSchema = () => (schema ??= deepFreeze(JSON.parse(schemaText)))
-  const info = extra
-    ? withExtras(name, description, inputSchema, extra, serviceName, clientId)
-    : {
-        name,
-        description,
-        get inputSchema() {
-          return inputSchema()
-        },
-        serviceName,
-        clientId,
-      }
-  new ListedTexts(info, schemaText, extra?.json)
-  return Object.freeze(info)
+// The accessors of listed entries, shared by all of them: an accessor made per entry
+// gives each entry a shape of its own, which cost a 5,000-tool listing three times what
+// building the entries does. Enumerable, so spreading and JSON.stringify see the values.
+const SCHEMA = {
+  get() {
+    return ListedTexts.parsedSchema(this)
+  },
+  enumerable: true,
+}
+const extraAccessors = new Map()
+const extraAccessor = (key) => {
+  if (!extraAccessors.has(key)) {
+    const get = function () {
+      return ListedTexts.parsedExtra(this, key)
+    }
+    extraAccessors.set(key, { get, enumerable: true })
+  }
+  return extraAccessors.get(key)
 }
 
-/** `{ name, description, inputSchema, ...extra, serviceName, clientId }`, the extra members parsed (and frozen) when first read. */
-function withExtras(name, description, inputSchema, { keys, json }, serviceName, clientId) {
+/**
+ * A frozen StoreToolInfo, `{ name, description, inputSchema, ...extra, serviceName,
+ * clientId }`, whose schema and extra members are parsed (and frozen) when first read:
+ * most of a large listing never is, and a schema nested too deep to walk recursively
+ * costs nothing until then.
+ */
+function storeInfo(name, description, schemaText, serviceName, clientId, extra) {
   const info = { name, description }
-  Object.defineProperty(info, "inputSchema", { get: inputSchema, enumerable: true })
-  let parsed
-  for (const key of keys) {
-    Object.defineProperty(info, key, { get: () => (parsed ??= deepFreeze(JSON.parse(json)))[key], enumerable: true })
-  }
+  Object.defineProperty(info, "inputSchema", SCHEMA)
+  if (extra) for (const key of extra.keys) Object.defineProperty(info, key, extraAccessor(key))
   info.serviceName = serviceName
   info.clientId = clientId
-  return info
+  new ListedTexts(info, schemaText, extra?.json)
+  return Object.freeze(info)
 }
 
 const storeOptions = (opts) => {
