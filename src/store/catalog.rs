@@ -7,6 +7,7 @@
 //! for the live server. A file that is corrupt, foreign or stale is ignored, and replaced
 //! at the next live listing.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -50,20 +51,36 @@ pub struct Slot {
     private: PathBuf,
     /// Whether the entry has secrets: then a listing of unsaid scope is private.
     has_secrets: bool,
-    /// A digest of the tools' JSON as last read or written, not to write the same again.
+    /// A digest of the tools' JSON as last written, not to write the same again; `None`
+    /// until the first write, which takes it from the file it would replace. Not taken
+    /// when reading: a store's start reads every file, and hashing them was a tenth of it.
     last: Mutex<Option<String>>,
 }
 
+/// A catalog file; `T` is its tools: their JSON text, or, read at a store's start, the
+/// tools themselves, decoded in the same pass as the rest.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct File<'a> {
-    format: std::borrow::Cow<'a, str>,
+struct File<'a, T> {
+    format: Cow<'a, str>,
     /// The digest the file is named by: a file copied under another name is foreign.
-    key: std::borrow::Cow<'a, str>,
+    key: Cow<'a, str>,
     /// Milliseconds since the epoch after which the listing is stale, if it ever is.
     expires_at: Option<f64>,
-    #[serde(borrow)]
-    tools: &'a RawValue,
+    tools: T,
+}
+
+impl<T> File<'_, T> {
+    /// Whether it is a catalog file, named by its own key.
+    fn is_ours(&self, path: &Path) -> bool {
+        let named = path.file_stem().and_then(|s| s.to_str());
+        self.format == FORMAT && Some(self.key.as_ref()) == named
+    }
+
+    fn is_stale(&self) -> bool {
+        self.expires_at
+            .is_some_and(|at| at.is_nan() || at <= now_ms())
+    }
 }
 
 impl Slot {
@@ -87,11 +104,9 @@ impl Slot {
 
     /// The listing on disk, if one is there, ours, whole and fresh: the private one first.
     pub fn read(&self) -> Option<Vec<ListedTool>> {
-        let (tools, digest) = [&self.private, &self.public]
+        [&self.private, &self.public]
             .into_iter()
-            .find_map(|path| read_file(path))?;
-        *lock(&self.last) = Some(digest);
-        Some(tools)
+            .find_map(|path| read_tools(path))
     }
 
     /// Keeps a live listing, unless it is the one already kept. A positive `ttlMs` gives it
@@ -109,6 +124,9 @@ impl Slot {
         let lifetime = hints.ttl_ms.filter(|ms| ms.is_finite() && *ms > 0.0);
         // A listing with a lifetime is written again to move its expiry.
         let digest = hex_digest(&[json.as_bytes()]);
+        if last.is_none() {
+            *last = written_digest(path);
+        }
         if lifetime.is_none() && last.as_deref() == Some(digest.as_str()) {
             return;
         }
@@ -136,28 +154,30 @@ impl Slot {
     }
 }
 
-/// The listing in `path` and a digest of its tools' JSON, when the file is a whole, fresh
-/// catalog file named by its own key.
-fn read_file(path: &Path) -> Option<(Vec<ListedTool>, String)> {
+/// The listing in `path`, when the file is a whole, fresh catalog file named by its own key.
+fn read_tools(path: &Path) -> Option<Vec<ListedTool>> {
+    let bytes = read_bounded(path)?;
+    let file: File<Vec<ToolView>> = serde_json::from_slice(&bytes).ok()?;
+    if !file.is_ours(path) || file.is_stale() {
+        return None;
+    }
+    Some(file.tools.into_iter().map(ListedTool::from).collect())
+}
+
+/// The digest of the tools' JSON in `path`, when it is one of ours.
+fn written_digest(path: &Path) -> Option<String> {
+    let bytes = read_bounded(path)?;
+    let file: File<&RawValue> = serde_json::from_slice(&bytes).ok()?;
+    file.is_ours(path)
+        .then(|| hex_digest(&[file.tools.get().as_bytes()]))
+}
+
+fn read_bounded(path: &Path) -> Option<Vec<u8>> {
     let size = std::fs::metadata(path).ok()?.len();
     if size > MAX_FILE {
         return None;
     }
-    let bytes = std::fs::read(path).ok()?;
-    let file: File = serde_json::from_slice(&bytes).ok()?;
-    let named = path.file_stem().and_then(|s| s.to_str());
-    if file.format != FORMAT || Some(file.key.as_ref()) != named {
-        return None;
-    }
-    if file
-        .expires_at
-        .is_some_and(|at| at.is_nan() || at <= now_ms())
-    {
-        return None;
-    }
-    let tools: Vec<ToolView> = serde_json::from_str(file.tools.get()).ok()?;
-    let digest = hex_digest(&[file.tools.get().as_bytes()]);
-    Some((tools.into_iter().map(ListedTool::from).collect(), digest))
+    std::fs::read(path).ok()
 }
 
 /// The entry as the key of its listing: what decides which server runs and what it is

@@ -175,3 +175,26 @@ fn a_tools_members_survive_the_catalog() {
     assert_eq!(read[0].input_schema.get(), listed[0].input_schema.get());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_listing_already_kept_is_not_written_again() {
+    let dir = temp_dir("unchanged");
+    let entry = serde_json::json!({ "command": ["server"] });
+    Slot::new(&dir, &spec(entry.clone())).write(&tools(&["a"]), CacheHints::default());
+    let written = |slot: &Slot| {
+        std::fs::metadata(&slot.public)
+            .and_then(|m| m.modified())
+            .expect("the file")
+    };
+    // A store started later reads the file, then lists the same tools live.
+    let slot = Slot::new(&dir, &spec(entry));
+    assert_eq!(names(&slot.read().expect("the listing")), ["a"]);
+    let before = written(&slot);
+    std::thread::sleep(Duration::from_millis(20));
+    slot.write(&tools(&["a"]), CacheHints::default());
+    assert_eq!(written(&slot), before, "the same listing was written again");
+    slot.write(&tools(&["a", "b"]), CacheHints::default());
+    assert_ne!(written(&slot), before, "a changed listing was not written");
+    assert_eq!(names(&slot.read().expect("the listing")), ["a", "b"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
