@@ -89,9 +89,9 @@ function timeSearch(label, count, search) {
     null,
   )
   await store.waitInitializing(null)
-  const { json, schemas } = store.listTools(null)
-  const listed = JSON.parse(json)
-  const schemaBytes = Buffer.byteLength(schemas)
+  const listing = store.listTools(null)
+  const listed = JSON.parse(listing.json()).tools
+  const schemaBytes = Buffer.byteLength(listed.map((_, i) => listing.inputSchema(i)).join(""))
   const indexBytes = store.searchIndexBytes(null)
   print(
     `search index: ${formatNumber(indexBytes / 1e6)} MB for ${listed.length} tools; their schemas' JSON text: ${formatNumber(schemaBytes / 1e6)} MB (index / schemas ${(indexBytes / schemaBytes).toFixed(2)})`,

@@ -39,29 +39,32 @@ class Stamped {
 }
 
 /**
- * The JSON texts a listed entry came with, and their values once parsed, in private fields
+ * Where a listed entry's JSON texts are, and their values once parsed, in private fields
  * of the entry itself: a WeakMap entry per tool cost a large store's first listing more
  * than building the entry (the garbage collector walks such maps), and private fields are
- * invisible to spreading, JSON.stringify and deepEqual.
+ * invisible to spreading, JSON.stringify and deepEqual. The schema's text stays in the
+ * native listing until it is read.
  */
 class ListedTexts extends Stamped {
-  #schema
+  #listing
+  #index
   #extra
   #parsedSchema
   #parsedExtra
-  constructor(entry, schema, extra) {
+  constructor(entry, listing, index, extra) {
     super(entry)
-    this.#schema = schema
+    this.#listing = listing
+    this.#index = index
     this.#extra = extra
   }
   static schema(tool) {
-    return #schema in tool ? tool.#schema : undefined
+    return #listing in tool ? tool.#listing.inputSchema(tool.#index) : undefined
   }
   static extra(tool) {
     return #extra in tool ? tool.#extra : undefined
   }
   static parsedSchema(tool) {
-    return (tool.#parsedSchema ??= deepFreeze(JSON.parse(tool.#schema)))
+    return (tool.#parsedSchema ??= deepFreeze(JSON.parse(ListedTexts.schema(tool))))
   }
   static parsedExtra(tool, key) {
     return (tool.#parsedExtra ??= deepFreeze(JSON.parse(tool.#extra)))[key]
@@ -104,13 +107,13 @@ const extraAccessor = (key) => {
  * most of a large listing never is, and a schema nested too deep to walk recursively
  * costs nothing until then.
  */
-function storeInfo(name, description, schemaText, serviceName, clientId, extra) {
+function storeInfo(name, description, listing, index, serviceName, clientId, extra) {
   const info = { name, description }
   Object.defineProperty(info, "inputSchema", SCHEMA)
   if (extra) for (const key of extra.keys) Object.defineProperty(info, key, extraAccessor(key))
   info.serviceName = serviceName
   info.clientId = clientId
-  new ListedTexts(info, schemaText, extra?.json)
+  new ListedTexts(info, listing, index, extra?.json)
   return Object.freeze(info)
 }
 
@@ -152,7 +155,7 @@ class View {
   #native
   #agent
   // Caches, each valid while the view's revision equals theirs.
-  #list = { revision: -1, infos: [], tools: undefined }
+  #list = { revision: -1, listing: undefined, infos: [], tools: undefined }
   // How this view's tools start and abort native calls, keyed by service name (see `runToolCall`).
   #caller = {
     start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task) =>
@@ -183,18 +186,20 @@ class View {
     const revision = this._revision()
     const list = this.#list
     if (list.revision === revision) return list
-    const { json, schemas, ends } = this.#native.listTools(this.#agent)
-    const raw = JSON.parse(json)
-    const infos = new Array(raw.length)
-    const targets = new Array(raw.length)
-    for (let i = 0; i < raw.length; i++) {
-      const { name, description, serviceName, clientId, tool, extraKeys, extra } = raw[i]
-      const extras = extraKeys && { keys: extraKeys, json: extra }
-      const schemaText = schemas.slice(i === 0 ? 0 : ends[i - 1], ends[i])
-      infos[i] = storeInfo(name, description ?? "", schemaText, serviceName, clientId, extras)
-      targets[i] = tool
+    const listing = this.#native.listTools(this.#agent)
+    const { groups, tools } = JSON.parse(listing.json())
+    const infos = new Array(tools.length)
+    const targets = new Array(tools.length)
+    let i = 0
+    for (const [serviceName, clientId, count] of groups) {
+      for (const last = i + count; i < last; i++) {
+        const [name, description, tool, extraKeys, extra] = tools[i]
+        const extras = extraKeys && { keys: extraKeys, json: extra }
+        infos[i] = storeInfo(name, description, listing, i, serviceName, clientId, extras)
+        targets[i] = tool
+      }
     }
-    this.#list = { revision, infos, targets, tools: undefined }
+    this.#list = { revision, listing, infos, targets, tools: undefined }
     return this.#list
   }
 
@@ -312,8 +317,8 @@ class View {
   #schemaChars() {
     const list = this.#current()
     list.chars ??= list.infos.reduce(
-      (n, info) => n + info.name.length + info.description.length + schemaJson(info).length,
-      0,
+      (n, info) => n + info.name.length + info.description.length,
+      list.listing.schemaChars(),
     )
     return list.chars
   }

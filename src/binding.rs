@@ -10,6 +10,7 @@ use std::time::Duration;
 mod bounded;
 mod call_queue;
 mod host_loop;
+mod listing;
 mod live;
 mod oauth;
 mod provider_schema;

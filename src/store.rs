@@ -12,6 +12,7 @@
 mod calls;
 mod catalog;
 mod clock;
+mod listing;
 mod offers;
 mod search;
 mod service;
@@ -21,12 +22,12 @@ mod tests;
 
 pub use calls::ToolCall;
 pub use catalog::default_dir as default_catalog_dir;
+pub use listing::{Entry, Group, Listing};
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use serde::Serialize;
 use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -36,7 +37,6 @@ use crate::config::{McpConfig, ServerState};
 use crate::inventory::in_parallel;
 use crate::lock::{lock, write};
 use crate::session::Hooks;
-use crate::tool_names;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
 const STORE_CLIENT: &str = "global_agent_store";
@@ -102,30 +102,6 @@ impl Phase {
 /// The store. Dropping it stops every supervisor; `close` also waits for them.
 pub struct Store {
     inner: Arc<Inner>,
-}
-
-/// A tool as a store view lists it.
-#[derive(Debug, Clone, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct StoreToolInfo {
-    pub name: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    pub description: String,
-    /// The normalised schema as JSON text, handed to a host apart from the rest (see the
-    /// binding's `ToolListing`): parsed only when it is read, however deep it nests.
-    #[serde(skip)]
-    pub input_schema: String,
-    pub service_name: String,
-    pub client_id: String,
-    /// The name the server knows the tool by.
-    pub tool: String,
-    /// Its members beyond the first three (`title`, `annotations`, ...), named, and as one
-    /// JSON object's text: parsed by a host only when read.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra_keys: Option<Vec<&'static str>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub extra: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -266,34 +242,13 @@ impl Store {
     }
 
     /// The tools of a view (`None`: the store view), from memory.
-    pub fn list_tools(&self, agent: Option<&str>) -> Vec<StoreToolInfo> {
-        let mut tools = Vec::new();
-        for service in self.view(agent) {
-            let service_name = service.view_name(agent);
-            let state = service.state.borrow();
-            for tool in state.tools.iter() {
-                tools.push(StoreToolInfo {
-                    name: String::new(),
-                    title: tool.title.clone(),
-                    description: tool.description.clone().unwrap_or_default(),
-                    input_schema: tool.input_schema.get().to_owned(),
-                    service_name: service_name.to_owned(),
-                    client_id: service.client_id(),
-                    tool: tool.name.to_string(),
-                    extra_keys: tool.extra_keys(),
-                    extra: tool.extra_json().map(str::to_owned),
-                });
-            }
-        }
-        let names = tool_names::assign(
-            tools
-                .iter()
-                .map(|t| (t.service_name.as_str(), t.tool.as_str())),
-        );
-        for (tool, name) in tools.iter_mut().zip(names) {
-            tool.name = name;
-        }
-        tools
+    pub fn list_tools(&self, agent: Option<&str>) -> Listing {
+        let groups = self.view(agent).into_iter().map(|service| Group {
+            service_name: service.view_name(agent).to_owned(),
+            client_id: service.client_id(),
+            tools: service.state.borrow().tools.clone(),
+        });
+        Listing::new(groups.collect())
     }
 
     pub fn status(&self, agent: Option<&str>) -> Vec<(String, ServiceStatus)> {

@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 
 use super::bounded::{Bounded, Callback};
 use super::call_queue::{CallQueue, WakeFn};
+use super::listing::NativeListing;
 use super::oauth::{JsCall, hooks as oauth_hooks};
-use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
+use super::{ConfigSource, call_timeout, host_loop, load_config};
 use crate::config::McpConfig;
 use crate::duration;
 use crate::session::Hooks;
@@ -97,24 +98,6 @@ pub struct NativeStore {
     _live: super::live::Counted,
 }
 
-/// A view's listing: `json` is `[{ name, description, serviceName, clientId, tool, ... }]`;
-/// the schemas' JSON texts are one string, tool `i`'s ending at `ends[i]`, so a host
-/// slices a schema's text when it is read instead of parsing every one out of `json`.
-#[napi(object)]
-pub struct ToolListing {
-    pub json: String,
-    pub schemas: String,
-    pub ends: Uint32Array,
-}
-
-/// `text.len()` in UTF-16 code units, as JS counts a string.
-fn utf16_len(text: &str) -> usize {
-    match text.is_ascii() {
-        true => text.len(),
-        false => text.encode_utf16().count(),
-    }
-}
-
 #[napi]
 impl NativeStore {
     #[napi(catch_unwind, constructor)]
@@ -166,26 +149,10 @@ impl NativeStore {
         self.store.revision(agent.as_deref()) as f64
     }
 
-    /// The view's tools: see `ToolListing`.
+    /// The view's tools as they stand now: see `NativeListing`.
     #[napi(catch_unwind)]
-    pub fn list_tools(&self, agent: Option<String>) -> Result<ToolListing> {
-        let tools = self.store.list_tools(agent.as_deref());
-        let mut schemas = String::with_capacity(tools.iter().map(|t| t.input_schema.len()).sum());
-        // Where each JS string slice ends: in UTF-16 units, not bytes.
-        let mut end = 0;
-        let ends: Vec<u32> = tools
-            .iter()
-            .map(|tool| {
-                schemas.push_str(&tool.input_schema);
-                end += utf16_len(&tool.input_schema);
-                end as u32
-            })
-            .collect();
-        Ok(ToolListing {
-            json: to_json(&tools)?,
-            schemas,
-            ends: ends.into(),
-        })
+    pub fn list_tools(&self, agent: Option<String>) -> NativeListing {
+        NativeListing::from(self.store.list_tools(agent.as_deref()))
     }
 
     /// The view's tools that match `query` best, best first, at most `limit`: the view's

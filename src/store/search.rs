@@ -46,11 +46,11 @@ impl Store {
         let mut tries = 0;
         let view = loop {
             let tools = self.list_tools(agent);
-            let index = Index::build(tools.iter().map(|tool| Doc {
-                name: &tool.name,
-                title: tool.title.as_deref(),
-                description: &tool.description,
-                input_schema: &tool.input_schema,
+            let index = Index::build(tools.iter().map(|entry| Doc {
+                name: entry.name,
+                title: entry.tool.title.as_deref(),
+                description: entry.tool.description.as_deref().unwrap_or_default(),
+                input_schema: entry.tool.input_schema.get(),
             }));
             let now = self.revision(agent);
             tries += 1;
