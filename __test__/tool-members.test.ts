@@ -85,6 +85,11 @@ describe("tool members in the store and its JSON API", () => {
     assert.deepEqual(Object.keys(plainInfo), [...BASE_KEYS, "serviceName", "clientId"])
     assert.deepEqual(info.annotations, WEATHER_META.annotations)
     assert.ok(Object.isFrozen(info.annotations))
+    // Its lazy members read as plain properties: spread, stringified, unassignable.
+    assert.deepEqual({ ...info }.annotations, WEATHER_META.annotations)
+    assert.deepEqual(JSON.parse(JSON.stringify(info)).inputSchema, info.inputSchema)
+    assert.deepEqual(JSON.parse(JSON.stringify(plainInfo)).inputSchema, plainInfo.inputSchema)
+    assert.throws(() => ((info as { inputSchema: unknown }).inputSchema = {}), TypeError)
     const [tool, plainTool] = store.tools()
     assert.deepEqual(Object.keys(tool), [...BASE_KEYS, ...EXTRA_KEYS, "source", "serviceName", "clientId", "execute"])
     assert.deepEqual(Object.keys(plainTool), [...BASE_KEYS, "source", "serviceName", "clientId", "execute"])
