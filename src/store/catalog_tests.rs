@@ -43,12 +43,12 @@ fn a_listing_survives_and_keeps_no_secret() {
     };
     Slot::new(&dir, &spec(entry.clone())).write(&tools(&["a", "b"]), hints);
     let read = Slot::new(&dir, &spec(entry.clone()))
-        .read()
+        .read(&mut Vec::new())
         .expect("the listing");
     assert_eq!(names(&read), ["a", "b"]);
     let other = serde_json::json!({ "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer someone-else-entirely" } });
     let shared = Slot::new(&dir, &spec(other))
-        .read()
+        .read(&mut Vec::new())
         .expect("a public listing is shared");
     assert_eq!(names(&shared), ["a", "b"]);
     for file in std::fs::read_dir(&dir).expect("the folder") {
@@ -80,11 +80,11 @@ fn a_private_listing_is_never_shared_across_secrets() {
     Slot::new(&dir, &spec(entry(SECRET))).write(&tools(&["mine"]), hints);
     assert!(
         Slot::new(&dir, &spec(entry("another-users-token")))
-            .read()
+            .read(&mut Vec::new())
             .is_none()
     );
     let mine = Slot::new(&dir, &spec(entry(SECRET)))
-        .read()
+        .read(&mut Vec::new())
         .expect("the owner's");
     assert_eq!(names(&mine), ["mine"]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -96,7 +96,7 @@ fn an_expired_listing_is_not_shown() {
     let entry = serde_json::json!({ "command": ["server"] });
     let slot = Slot::new(&dir, &spec(entry.clone()));
     slot.write(&tools(&["a"]), CacheHints::default());
-    assert!(slot.read().is_some());
+    assert!(slot.read(&mut Vec::new()).is_some());
     slot.write(
         &tools(&["b"]),
         CacheHints {
@@ -104,7 +104,7 @@ fn an_expired_listing_is_not_shown() {
             private: None,
         },
     );
-    let kept = slot.read().expect("ttlMs 0 is no hint");
+    let kept = slot.read(&mut Vec::new()).expect("ttlMs 0 is no hint");
     assert_eq!(names(&kept), ["b"]);
     slot.write(
         &tools(&["a"]),
@@ -114,7 +114,7 @@ fn an_expired_listing_is_not_shown() {
         },
     );
     std::thread::sleep(Duration::from_millis(20));
-    assert!(slot.read().is_none(), "expired");
+    assert!(slot.read(&mut Vec::new()).is_none(), "expired");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -140,10 +140,10 @@ fn corrupt_and_foreign_files_are_ignored_then_replaced() {
         bad_tools.to_string(),
     ] {
         std::fs::write(&path, hostile).expect("written");
-        assert!(slot.read().is_none());
+        assert!(slot.read(&mut Vec::new()).is_none());
     }
     slot.write(&tools(&["a"]), CacheHints::default());
-    assert_eq!(names(&slot.read().expect("replaced")), ["a"]);
+    assert_eq!(names(&slot.read(&mut Vec::new()).expect("replaced")), ["a"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -169,7 +169,9 @@ fn a_tools_members_survive_the_catalog() {
         .into_parts()
         .0;
     Slot::new(&dir, &spec(entry.clone())).write(&listed, CacheHints::default());
-    let read = Slot::new(&dir, &spec(entry)).read().expect("the listing");
+    let read = Slot::new(&dir, &spec(entry))
+        .read(&mut Vec::new())
+        .expect("the listing");
     assert_eq!(read[0].title.as_deref(), Some("The T"));
     assert_eq!(read[0].extra_json(), listed[0].extra_json());
     assert_eq!(read[0].input_schema.get(), listed[0].input_schema.get());
@@ -188,13 +190,19 @@ fn a_listing_already_kept_is_not_written_again() {
     };
     // A store started later reads the file, then lists the same tools live.
     let slot = Slot::new(&dir, &spec(entry));
-    assert_eq!(names(&slot.read().expect("the listing")), ["a"]);
+    assert_eq!(
+        names(&slot.read(&mut Vec::new()).expect("the listing")),
+        ["a"]
+    );
     let before = written(&slot);
     std::thread::sleep(Duration::from_millis(20));
     slot.write(&tools(&["a"]), CacheHints::default());
     assert_eq!(written(&slot), before, "the same listing was written again");
     slot.write(&tools(&["a", "b"]), CacheHints::default());
     assert_ne!(written(&slot), before, "a changed listing was not written");
-    assert_eq!(names(&slot.read().expect("the listing")), ["a", "b"]);
+    assert_eq!(
+        names(&slot.read(&mut Vec::new()).expect("the listing")),
+        ["a", "b"]
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -82,7 +82,8 @@ pub(super) struct Start {
 }
 
 impl Start {
-    pub(super) fn of(state: &ServerState, options: &StoreOptions) -> Start {
+    /// `buffer` is where catalog files are read (see `Slot::read`).
+    pub(super) fn of(state: &ServerState, options: &StoreOptions, buffer: &mut Vec<u8>) -> Start {
         let mut start = Start {
             phase: Phase::Disabled,
             last_error: None,
@@ -108,7 +109,7 @@ impl Start {
                 start.max_total = spec.max_total_timeout;
                 let slot = options.catalog.as_ref().map(|dir| Slot::new(dir, spec));
                 // Kept as the store keeps listings: each schema normalised already.
-                if let Some(tools) = slot.as_ref().and_then(|slot| slot.read()) {
+                if let Some(tools) = slot.as_ref().and_then(|slot| slot.read(buffer)) {
                     start.tools = Arc::new(tools);
                 }
                 start.slot = slot.map(Arc::new);
@@ -127,15 +128,20 @@ impl Start {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let chunk = states.len().div_ceil(threads).max(1);
         if options.catalog.is_none() || states.len() <= chunk {
-            return states.iter().map(|s| Start::of(s, options)).collect();
+            let mut buffer = Vec::new();
+            return states
+                .iter()
+                .map(|s| Start::of(s, options, &mut buffer))
+                .collect();
         }
         std::thread::scope(|scope| {
             let readers: Vec<_> = states
                 .chunks(chunk)
                 .map(|part| {
                     scope.spawn(move || {
+                        let mut buffer = Vec::new();
                         part.iter()
-                            .map(|s| Start::of(s, options))
+                            .map(|s| Start::of(s, options, &mut buffer))
                             .collect::<Vec<_>>()
                     })
                 })
