@@ -251,15 +251,20 @@ pub fn expand_env(value: &str) -> String {
 
 /// Every char outside `[a-zA-Z0-9_-]` becomes `_`.
 pub fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    let mut out = String::with_capacity(name.len());
+    push_sanitized(&mut out, name);
+    out
+}
+
+/// Appends `sanitize(name)` to `out`.
+pub fn push_sanitized(out: &mut String, name: &str) {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    // Nearly every name is allowed as it is: copied whole, not char by char.
+    if name.chars().all(allowed) {
+        out.push_str(name);
+        return;
+    }
+    out.extend(name.chars().map(|c| if allowed(c) { c } else { '_' }));
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::config::sanitize;
+use crate::config::{push_sanitized, sanitize};
 
 /// The longest function name OpenAI, Anthropic and Gemini accept.
 pub const MAX_LEN: usize = 64;
@@ -25,7 +25,13 @@ pub fn assign<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<St
     let pairs: Vec<_> = pairs.into_iter().collect();
     let plain: Vec<String> = pairs
         .iter()
-        .map(|(server, tool)| format!("{}_{}", sanitize(server), sanitize(tool)))
+        .map(|(server, tool)| {
+            let mut name = String::with_capacity(server.len() + 1 + tool.len());
+            push_sanitized(&mut name, server);
+            name.push('_');
+            push_sanitized(&mut name, tool);
+            name
+        })
         .collect();
     let shortened = shortened_where_needed(&pairs, &plain);
     // The plain names are moved, not copied: a listing may hold a hundred thousand tools,
