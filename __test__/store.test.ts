@@ -212,6 +212,29 @@ describe("background start and listing", () => {
     assert.ok(ms < 1_000, `nothing to wait for, yet listToolsAsync took ${ms} ms`)
     assert.equal(off.status().a?.state, "disabled")
   })
+
+  test(
+    "a tool renamed for providers (a sanitized server name, a shortened name) calls the tool its server lists",
+    T,
+    async (t) => {
+      const long = "search_every_document_in_the_knowledge_base_by_semantic_similarity"
+      const store = openStore(t, { "my.srv": local(toolsFlag(["echo"])), plain: local(toolsFlag([long, "echo"])) })
+      const tools = await store.toolsAsync()
+      assert.deepEqual(
+        tools.map((tool) => [tool.name.length <= 64, tool.metadata?.server, tool.metadata?.tool]),
+        [
+          [true, "my.srv", "echo"],
+          [true, "plain", long],
+          [true, "plain", "echo"],
+        ],
+      )
+      assert.equal(tools[0]!.name, "my_srv_echo")
+      for (const tool of tools) {
+        const res = await tool.execute({ from: tool.name })
+        assert.deepEqual([res.isError, JSON.parse(res.output)], [false, { from: tool.name }], tool.name)
+      }
+    },
+  )
 })
 
 // ---------------------------------------------------------------- smart wait

@@ -31,90 +31,103 @@ function deepFreeze(root) {
   return root
 }
 
-/** Returns `object` as the instance, so a subclass's private fields go onto `object`. */
-class Stamped {
-  constructor(object) {
-    return object
-  }
-}
-
 /**
- * Where a listed entry's JSON texts are, and their values once parsed, in private fields
- * of the entry itself: a WeakMap entry per tool cost a large store's first listing more
- * than building the entry (the garbage collector walks such maps), and private fields are
- * invisible to spreading, JSON.stringify and deepEqual. The schema's text stays in the
- * native listing until it is read.
+ * The hidden side of one listing's entries: where their schemas' and extra members' JSON
+ * texts are, and the values once parsed. Its accessors, shared by all of its entries
+ * (an accessor made per entry would give each entry a shape of its own), find an entry
+ * by its name, unique in a listing; nothing is kept on the entries themselves: defining
+ * hidden fields on each of a 5,000-tool listing's entries cost as much as the rest of
+ * making them. The schema's text stays in the native listing until it is read.
  */
-class ListedTexts extends Stamped {
+class Listed {
   #listing
-  #index
-  #extra
-  #parsedSchema
-  #parsedExtra
-  constructor(entry, listing, index, extra) {
-    super(entry)
+  #infos
+  #extras = []
+  #byName
+  #schemas = []
+  #parsedExtras = []
+  #accessors = new Map()
+  constructor(listing, infos) {
     this.#listing = listing
-    this.#index = index
-    this.#extra = extra
+    this.#infos = infos
+    const listed = this
+    // Enumerable, so spreading and JSON.stringify see the values.
+    this.schemaAccessor = {
+      get() {
+        const i = listed.#at(this)
+        return i === undefined
+          ? undefined
+          : (listed.#schemas[i] ??= deepFreeze(JSON.parse(listed.#listing.inputSchema(i))))
+      },
+      enumerable: true,
+    }
+    owners.set(this.schemaAccessor.get, this)
   }
-  static schema(tool) {
-    return #listing in tool ? tool.#listing.inputSchema(tool.#index) : undefined
+
+  /**
+   * Entry number `i`: a frozen StoreToolInfo, `{ name, description, inputSchema, ...extra,
+   * serviceName, clientId }`, whose schema and extra members are parsed (and frozen) when
+   * first read: most of a large listing never is, and a schema nested too deep to walk
+   * recursively costs nothing until then.
+   */
+  entry(i, name, description, serviceName, clientId, extraKeys, extra) {
+    const info = { name, description }
+    Object.defineProperty(info, "inputSchema", this.schemaAccessor)
+    if (extraKeys) {
+      this.#extras[i] = extra
+      for (const key of extraKeys) Object.defineProperty(info, key, this.#extraAccessor(key))
+    }
+    info.serviceName = serviceName
+    info.clientId = clientId
+    return Object.freeze(info)
   }
-  static extra(tool) {
-    return #extra in tool ? tool.#extra : undefined
+
+  #extraAccessor(key) {
+    let accessor = this.#accessors.get(key)
+    if (!accessor) {
+      const listed = this
+      const get = function () {
+        const i = listed.#at(this)
+        return i === undefined
+          ? undefined
+          : (listed.#parsedExtras[i] ??= deepFreeze(JSON.parse(listed.#extras[i])))[key]
+      }
+      accessor = { get, enumerable: true }
+      this.#accessors.set(key, accessor)
+    }
+    return accessor
   }
-  static parsedSchema(tool) {
-    return (tool.#parsedSchema ??= deepFreeze(JSON.parse(ListedTexts.schema(tool))))
+
+  /** The number of `entry` in the listing, looked up by its name. */
+  #at(entry) {
+    this.#byName ??= new Map(this.#infos.map((info, i) => [info.name, i]))
+    const i = this.#byName.get(entry?.name)
+    return this.#infos[i] === entry ? i : undefined
   }
-  static parsedExtra(tool, key) {
-    return (tool.#parsedExtra ??= deepFreeze(JSON.parse(tool.#extra)))[key]
+
+  static of(entry) {
+    return owners.get(Object.getOwnPropertyDescriptor(entry, "inputSchema")?.get)
+  }
+  schemaText(entry) {
+    const i = this.#at(entry)
+    return i === undefined ? undefined : this.#listing.inputSchema(i)
+  }
+  extraText(entry) {
+    const i = this.#at(entry)
+    return i === undefined ? undefined : this.#extras[i]
   }
 }
+// Each listing's schema getter → the listing: how an entry's texts are found from it.
+const owners = new WeakMap()
 
 /** The JSON text of `tool.inputSchema`: as listed for store entries, else stringified. */
 export function schemaJson(tool) {
-  return ListedTexts.schema(tool) ?? JSON.stringify(tool.inputSchema)
+  return Listed.of(tool)?.schemaText(tool) ?? JSON.stringify(tool.inputSchema)
 }
 
 /** The JSON object text of a listed entry's `title`, `annotations`, ... (undefined: none). */
 export function extraJson(tool) {
-  return ListedTexts.extra(tool)
-}
-
-// The accessors of listed entries, shared by all of them: an accessor made per entry
-// gives each entry a shape of its own, which cost a 5,000-tool listing three times what
-// building the entries does. Enumerable, so spreading and JSON.stringify see the values.
-const SCHEMA = {
-  get() {
-    return ListedTexts.parsedSchema(this)
-  },
-  enumerable: true,
-}
-const extraAccessors = new Map()
-const extraAccessor = (key) => {
-  if (!extraAccessors.has(key)) {
-    const get = function () {
-      return ListedTexts.parsedExtra(this, key)
-    }
-    extraAccessors.set(key, { get, enumerable: true })
-  }
-  return extraAccessors.get(key)
-}
-
-/**
- * A frozen StoreToolInfo, `{ name, description, inputSchema, ...extra, serviceName,
- * clientId }`, whose schema and extra members are parsed (and frozen) when first read:
- * most of a large listing never is, and a schema nested too deep to walk recursively
- * costs nothing until then.
- */
-function storeInfo(name, description, listing, index, serviceName, clientId, extra) {
-  const info = { name, description }
-  Object.defineProperty(info, "inputSchema", SCHEMA)
-  if (extra) for (const key of extra.keys) Object.defineProperty(info, key, extraAccessor(key))
-  info.serviceName = serviceName
-  info.clientId = clientId
-  new ListedTexts(info, listing, index, extra?.json)
-  return Object.freeze(info)
+  return Listed.of(tool)?.extraText(tool)
 }
 
 const storeOptions = (opts) => {
@@ -187,16 +200,23 @@ class View {
     const list = this.#list
     if (list.revision === revision) return list
     const listing = this.#native.listTools(this.#agent)
-    const { groups, tools } = JSON.parse(listing.json())
-    const infos = new Array(tools.length)
-    const targets = new Array(tools.length)
+    // Flat arrays (see `NativeListing.json`): an array per tool was a fifth of the garbage
+    // a large listing leaves.
+    const { groups, tools, extras } = JSON.parse(listing.json())
+    const count = tools.length / 3
+    const infos = new Array(count)
+    const targets = new Array(count)
+    const listed = new Listed(listing, infos)
     let i = 0
-    for (const [serviceName, clientId, count] of groups) {
-      for (const last = i + count; i < last; i++) {
-        const [name, description, tool, extraKeys, extra] = tools[i]
-        const extras = extraKeys && { keys: extraKeys, json: extra }
-        infos[i] = storeInfo(name, description, listing, i, serviceName, clientId, extras)
-        targets[i] = tool
+    let next = 0 // the next tool with extra members: `extras[next]` is its number
+    for (const [serviceName, clientId, size] of groups) {
+      for (const last = i + size; i < last; i++) {
+        const extra = extras[next] === i
+        const keys = extra ? extras[next + 1] : undefined
+        const json = extra ? extras[next + 2] : undefined
+        if (extra) next += 3
+        infos[i] = listed.entry(i, tools[3 * i], tools[3 * i + 1], serviceName, clientId, keys, json)
+        targets[i] = tools[3 * i + 2]
       }
     }
     this.#list = { revision, listing, infos, targets, tools: undefined }
@@ -266,7 +286,9 @@ class View {
   }
 
   #handles(list) {
-    return (list.tools ??= list.infos.map((info, i) => this.#tool(info, list.targets[i])))
+    // A `null` target is the name after the service's name and `_` (see `json()`).
+    const target = (info, i) => list.targets[i] ?? info.name.slice(info.serviceName.length + 1)
+    return (list.tools ??= list.infos.map((info, i) => this.#tool(info, target(info, i))))
   }
 
   /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */

@@ -23,10 +23,12 @@ impl From<Listing> for NativeListing {
 
 #[napi]
 impl NativeListing {
-    /// `{ groups, tools }`: `groups` is `[[serviceName, clientId, count], ...]`, each
-    /// service's tools being the next `count` of `tools`, and each tool is
-    /// `[name, description, tool]` (`tool`: the name its server knows it by), followed by
-    /// `extraKeys` and the `extra` JSON text when it has members beyond the first three.
+    /// `{ groups, tools, extras }`, flat arrays: `groups` is `[[serviceName, clientId,
+    /// count], ...]`, each service's tools being the next `count` of `tools`; `tools` is
+    /// `[name, description, tool, ...]`, three per tool (`tool`: the name its server knows
+    /// it by, `null` when the name is the service's name, `_` and that, as nearly always:
+    /// fewer strings to make); `extras` is `[number, extraKeys, extra, ...]` for each tool
+    /// with members beyond the first three, in order (`extra`: their JSON text).
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn json(&self) -> Text {
         let listing = &self.listing;
@@ -44,28 +46,37 @@ impl NativeListing {
         }
         json.extend_from_slice(b"],\"tools\":[");
         for (i, entry) in listing.iter().enumerate() {
-            let tool = entry.tool;
             if i > 0 {
                 json.push(b',');
             }
-            json.push(b'[');
             push_string(&mut json, entry.name);
             json.push(b',');
-            push_string(&mut json, tool.description.as_deref().unwrap_or_default());
+            push_string(
+                &mut json,
+                entry.tool.description.as_deref().unwrap_or_default(),
+            );
             json.push(b',');
-            push_string(&mut json, &tool.name);
-            if let Some(extra) = &tool.extra {
-                json.extend_from_slice(b",[");
-                for (k, key) in extra.keys().enumerate() {
-                    if k > 0 {
-                        json.push(b',');
-                    }
-                    push_string(&mut json, key);
-                }
-                json.extend_from_slice(b"],");
-                push_string(&mut json, extra.json.get());
+            match is_service_and_tool(entry.name, entry.service_name, &entry.tool.name) {
+                true => json.extend_from_slice(b"null"),
+                false => push_string(&mut json, &entry.tool.name),
             }
-            json.push(b']');
+        }
+        json.extend_from_slice(b"],\"extras\":[");
+        let extras = listing.iter().enumerate();
+        let extras = extras.filter_map(|(i, entry)| Some((i, entry.tool.extra.as_ref()?)));
+        for (n, (i, extra)) in extras.enumerate() {
+            if n > 0 {
+                json.push(b',');
+            }
+            json.extend_from_slice(format!("{i},[").as_bytes());
+            for (k, key) in extra.keys().enumerate() {
+                if k > 0 {
+                    json.push(b',');
+                }
+                push_string(&mut json, key);
+            }
+            json.extend_from_slice(b"],");
+            push_string(&mut json, extra.json.get());
         }
         json.extend_from_slice(b"]}");
         // Made of `&str`s and JSON punctuation only.
@@ -102,6 +113,14 @@ impl ToNapiValue for Text {
         // ASCII is Latin-1 byte for byte.
         Ok(Env::from_raw(raw_env).create_string_latin1(text.0)?.raw())
     }
+}
+
+/// Whether `name` is `service`, `_`, `tool`.
+fn is_service_and_tool(name: &str, service: &str, tool: &str) -> bool {
+    name.len() == service.len() + 1 + tool.len()
+        && name.starts_with(service)
+        && name[service.len()..].starts_with('_')
+        && name.ends_with(tool)
 }
 
 /// Appends `text` as a JSON string.
