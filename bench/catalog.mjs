@@ -6,17 +6,19 @@
 //   index (that one is printed apart);
 // - the index's memory against the schemas' own JSON text;
 // - a store of 50 servers x 100 tools started from the catalog: the time from
-//   createMcpStore to a listTools() that has every tool.
+//   createMcpStore to a listTools() that has every tool, in this process and as the first
+//   store of a fresh one.
 //
 //   node bench/catalog.mjs [--rounds 20] [--servers 50] [--tools 100]
 //
 // Servers are the Rust reference server when it is built (cargo build --release -p
 // toolnexus-refserver), else the search catalog's Node server.
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { execFile } from "node:child_process"
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import os from "node:os"
 import path from "node:path"
 import { fileURLToPath } from "node:url"
-import { parseArgs } from "node:util"
+import { parseArgs, promisify } from "node:util"
 import * as native from "../binding.js"
 import { createMcpStore, loadMcp } from "../index.js"
 import { QUERIES } from "../__test__/search/tools.mjs"
@@ -34,6 +36,8 @@ const rounds = Number(flags.rounds)
 const searchServer = (min) => ({
   command: [process.execPath, fileURLToPath(new URL("../__test__/search/server.mjs", import.meta.url)), String(min)],
 })
+const run = promisify(execFile)
+const startScript = fileURLToPath(new URL("./lib/catalog-start.mjs", import.meta.url))
 const µs = (ns) => `${formatNumber(Number(ns) / 1e3)} µs`
 const print = (line) => process.stdout.write(`${line}\n`)
 
@@ -90,11 +94,11 @@ function timeSearch(label, count, search) {
   )
   await store.waitInitializing(null)
   const listing = store.listTools(null)
-  const listed = JSON.parse(listing.json()).tools
-  const schemaBytes = Buffer.byteLength(listed.map((_, i) => listing.inputSchema(i)).join(""))
+  const count = JSON.parse(listing.json()).tools.length / 3
+  const schemaBytes = Buffer.byteLength(Array.from({ length: count }, (_, i) => listing.inputSchema(i)).join(""))
   const indexBytes = store.searchIndexBytes(null)
   print(
-    `search index: ${formatNumber(indexBytes / 1e6)} MB for ${listed.length} tools; their schemas' JSON text: ${formatNumber(schemaBytes / 1e6)} MB (index / schemas ${(indexBytes / schemaBytes).toFixed(2)})`,
+    `search index: ${formatNumber(indexBytes / 1e6)} MB for ${count} tools; their schemas' JSON text: ${formatNumber(schemaBytes / 1e6)} MB (index / schemas ${(indexBytes / schemaBytes).toFixed(2)})`,
   )
   await store.close()
 }
@@ -133,5 +137,21 @@ function timeSearch(label, count, search) {
   print(
     `store of ${servers} servers started from the catalog: ${listed}/${expected} tools listed by the first listTools(), ${formatNumber(median(s) / 1e6)} ms after createMcpStore (median of 5; max ${formatNumber(s.at(-1) / 1e6)} ms)`,
   )
+  // The same as a host's first store: in a fresh process, nothing of it compiled or warm.
+  const configDir = mkdtempSync(path.join(os.tmpdir(), "toolnexus-bench-config-"))
+  const configPath = path.join(configDir, "mcp.json")
+  writeFileSync(configPath, JSON.stringify(config))
+  const fresh = []
+  for (let round = 0; round < 5; round++) {
+    const { stdout } = await run(process.execPath, [startScript, configPath, catalogDir])
+    const { ns, listed } = JSON.parse(stdout)
+    if (listed !== expected) throw new Error(`a fresh process listed ${listed} of ${expected} tools`)
+    fresh.push(ns)
+  }
+  const f = sorted(fresh)
+  print(
+    `the same, as the first store of a fresh process: ${formatNumber(median(f) / 1e6)} ms (median of 5; max ${formatNumber(f.at(-1) / 1e6)} ms)`,
+  )
   rmSync(catalogDir, { recursive: true, force: true })
+  rmSync(configDir, { recursive: true, force: true })
 }
