@@ -206,6 +206,7 @@ class View {
     const count = tools.length / 3
     const infos = new Array(count)
     const targets = new Array(count)
+    const extraKeys = []
     const listed = new Listed(listing, infos)
     let i = 0
     let next = 0 // the next tool with extra members: `extras[next]` is its number
@@ -214,12 +215,15 @@ class View {
         const extra = extras[next] === i
         const keys = extra ? extras[next + 1] : undefined
         const json = extra ? extras[next + 2] : undefined
-        if (extra) next += 3
+        if (extra) {
+          next += 3
+          extraKeys[i] = keys
+        }
         infos[i] = listed.entry(i, tools[3 * i], tools[3 * i + 1], serviceName, clientId, keys, json)
         targets[i] = tools[3 * i + 2]
       }
     }
-    this.#list = { revision, listing, infos, targets, tools: undefined }
+    this.#list = { revision, listing, infos, targets, extraKeys, tools: undefined }
     return this.#list
   }
 
@@ -286,9 +290,23 @@ class View {
   }
 
   #handles(list) {
+    if (list.tools) return list.tools
+    const calls = queues.get(this.#native)
+    // What every tool of a service shares, made once per service.
+    const services = new Map()
+    const service = ({ serviceName, clientId }) => {
+      let shared = services.get(serviceName)
+      if (!shared) {
+        const metadata = Object.freeze({ server: serviceName, clientId })
+        shared = { metadata, own: { serviceName, clientId } }
+        services.set(serviceName, shared)
+      }
+      return shared
+    }
     // A `null` target is the name after the service's name and `_` (see `json()`).
     const target = (info, i) => list.targets[i] ?? info.name.slice(info.serviceName.length + 1)
-    return (list.tools ??= list.infos.map((info, i) => this.#tool(info, target(info, i))))
+    list.tools = list.infos.map((info, i) => this.#tool(info, target(info, i), list.extraKeys[i], calls, service(info)))
+    return list.tools
   }
 
   /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */
@@ -400,17 +418,17 @@ class View {
     return (this.#store ?? this)[STORE].subscribe(this, listener)
   }
 
-  #tool(info, target) {
+  /**
+   * The handle of listed entry `info`: `extra` is the keys of its members beyond the first
+   * three, in the listing's order (read through the entry); `metadata` and `own` are its
+   * service's (see `#handles`).
+   */
+  #tool(info, target, extra, calls, { metadata, own }) {
     const { name, description, serviceName, clientId } = info
-    const calls = queues.get(this.#native)
     const native = this.#caller
-    const metadata = Object.freeze({ server: serviceName, clientId })
     const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
-    // Whatever else the server listed, in the listing's order, read through the listing.
-    const extra = extraJson(info) !== undefined ? Object.keys(info).slice(3, -2) : undefined
     const origin = Object.freeze({ server: serviceName, tool: target, clientId })
-    const fields = { name, description, extra, own: { serviceName, clientId }, execute }
-    return Object.freeze(storeTool(info, fields, origin))
+    return Object.freeze(storeTool(info, { name, description, extra, own, execute }, origin))
   }
 }
 
