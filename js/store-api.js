@@ -3,7 +3,7 @@
 //   GET /for_agent/:id/list_tools
 // Each answers { success, data, metadata: { total_tools, services_count }, message }.
 import http from "node:http"
-import { extraJson, schemaJson } from "./store.js"
+import { extraJson, schemaJson } from "./listed.js"
 
 const STORE_TOOLS = /^\/for_store\/list_tools\/?$/
 const AGENT_TOOLS = /^\/for_agent\/([^/]+)\/list_tools\/?$/
