@@ -1,11 +1,13 @@
 // Runs the fuzz targets until their coverage stops rising, then cuts each corpus back to
 // at most 300 inputs. Usage (after `cargo +nightly fuzz build`, from `fuzz/`):
 //
-//   nice -n 19 node campaign.mjs [--segment 120] [--max 1800] [--parallel 2] [target ...]
+//   nice -n 19 node campaign.mjs [--runs 300000] [--max 1800] [--parallel 2] [target ...]
 //
-// A target runs in segments of `--segment` seconds, each starting from what the ones
-// before found. It has plateaued when a segment adds under 0.5 % more edges (`cov`) and
-// features (`ft`); it stops then, or at `--max` seconds. The corpus is then merged with
+// A target runs in segments of `--runs` executions, each starting from what the ones
+// before found. A segment is counted in executions, not seconds, so that a loaded or
+// paused machine cannot pass for a plateau. A target has plateaued when a segment adds
+// under 0.5 % more edges (`cov`) and features (`ft`); it stops then, or after `--max`
+// seconds. The corpus is then merged with
 // `-set_cover_merge=1`, and a merge still over 300 inputs is cut greedily over the
 // features the merge recorded per input. New inputs and the logs stay in `target/work/`.
 import { spawn } from "node:child_process"
@@ -20,12 +22,12 @@ const PLATEAU = 0.005
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
-    segment: { type: "string", default: "120" },
+    runs: { type: "string", default: "300000" },
     max: { type: "string", default: "1800" },
     parallel: { type: "string", default: "2" },
   },
 })
-const segment = Number(values.segment)
+const runs = Number(values.runs)
 const max = Number(values.max)
 const targets = positionals.length ? positionals : TARGETS
 const bin = (t) => join("target/x86_64-unknown-linux-gnu/release", t)
@@ -51,18 +53,19 @@ function lastStats(log) {
 async function campaign(target) {
   for (const dir of ["new", "artifacts", "merged"]) mkdirSync(work(target, dir), { recursive: true })
   const segments = []
-  let elapsed = 0
+  const started = Date.now()
+  const elapsed = () => Math.round((Date.now() - started) / 1000)
   let plateau = false
-  while (!plateau && elapsed < max) {
+  while (!plateau && elapsed() < max) {
     const { code, log } = await fuzzer(target, [
-      `-max_total_time=${segment}`,
+      `-runs=${runs}`,
+      `-max_total_time=${max - elapsed()}`,
       "-timeout=10",
       "-rss_limit_mb=2048",
       `-artifact_prefix=${work(target, "artifacts")}/`,
       work(target, "new"),
       join("corpus", target),
     ])
-    elapsed += segment
     const stats = lastStats(log)
     segments.push({ code, ...stats })
     const n = segments.length
@@ -70,10 +73,11 @@ async function campaign(target) {
     console.error(`${target} segment ${n}: exit ${code}, cov ${stats?.cov} ft ${stats?.ft}`)
     if (code !== 0 || !stats) break
     const before = segments[n - 2]
-    plateau = before !== undefined && stats.cov < before.cov * (1 + PLATEAU) && stats.ft < before.ft * (1 + PLATEAU)
+    // A segment the time cap cut short says nothing about a plateau.
+    plateau = before !== undefined && stats.execs >= runs && stats.cov < before.cov * (1 + PLATEAU) && stats.ft < before.ft * (1 + PLATEAU)
   }
   const findings = readdirSync(work(target, "artifacts"))
-  return { target, segments, elapsed, plateau, findings, ...(await cut(target)) }
+  return { target, segments, elapsed: elapsed(), plateau, findings, ...(await cut(target)) }
 }
 
 /** Merges what was found into the committed corpus and cuts it to at most KEEP inputs. */
