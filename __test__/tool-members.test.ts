@@ -115,4 +115,27 @@ describe("tool members in the store and its JSON API", () => {
     assert.deepEqual(entry.icons, WEATHER_META.icons)
     assert.deepEqual(Object.keys(plainEntry), ["name", "description", "service_name", "client_id", "inputSchema"])
   })
+
+  test("each entry of a listing of several servers has its own tool's members, and its handle too", async (t) => {
+    const store = createMcpStore({ a: stdio, b: { ...stdio, protocol: "2025-11-25" } })
+    t.after(() => store.close())
+    await store.waitReady()
+    const listed = store.listTools()
+    assert.deepEqual(
+      listed.map((info) => [info.name, info.serviceName, Object.keys(info).length]),
+      [
+        ["a_weather", "a", BASE_KEYS.length + EXTRA_KEYS.length + 2],
+        ["a_plain", "a", BASE_KEYS.length + 2],
+        ["b_weather", "b", BASE_KEYS.length + EXTRA_KEYS.length + 2],
+        ["b_plain", "b", BASE_KEYS.length + 2],
+      ],
+    )
+    const bWeather = listed[2]!
+    assert.deepEqual(bWeather.annotations, WEATHER_META.annotations)
+    assert.deepEqual(bWeather.inputSchema, listed[0]!.inputSchema)
+    const handle = store.tools()[2]!
+    assert.deepEqual(handle.outputSchema, WEATHER_META.outputSchema)
+    assert.deepEqual((await handle.execute({ city: "Rome" })).metadata?.server, "b")
+    assert.equal(store.tools()[3]!.metadata?.server, "b")
+  })
 })

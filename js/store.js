@@ -99,12 +99,12 @@ class View {
     let next = 0 // the next tool with extra members: `extras[next]` is its number
     for (const [serviceName, clientId, size] of groups) {
       for (const last = i + size; i < last; i++) {
-        const extra = extras[next] === i
-        const keys = extra ? extras[next + 1] : undefined
-        const json = extra ? extras[next + 2] : undefined
-        if (extra) {
+        let keys
+        let json
+        if (extras[next] === i) {
+          keys = extraKeys[i] = extras[next + 1]
+          json = extras[next + 2]
           next += 3
-          extraKeys[i] = keys
         }
         infos[i] = listed.entry(i, tools[3 * i], tools[3 * i + 1], serviceName, clientId, keys, json)
         targets[i] = tools[3 * i + 2]
