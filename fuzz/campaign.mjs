@@ -15,7 +15,7 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, w
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 
-const TARGETS = ["config", "stdio_lines", "sse", "jsonrpc", "oauth", "tool_names", "env_file"]
+const TARGETS = ["config", "stdio_lines", "sse", "jsonrpc", "oauth", "oauth_discovery", "tool_names", "env_file"]
 const KEEP = 300
 const PLATEAU = 0.005
 

@@ -5,26 +5,31 @@
 
 use std::io::{Cursor, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use rmcp::transport::Transport;
-use rmcp::transport::auth::{AuthorizationMetadata, WWWAuthenticateParams};
+use rmcp::transport::auth::{
+    AuthorizationManager, AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture,
+    OAuthHttpRedirectPolicy, OAuthHttpRequest, WWWAuthenticateParams,
+};
 use serde_json::Value;
 
-use crate::auth::endpoint_policy;
+use crate::auth::endpoint_policy::{self, Endpoint, Guarded};
 use crate::config::{self, ConfigInput, Context, McpConfig};
 use crate::transport::legacy_sse::EventParser;
 use crate::transport::local::lines::{Intercept, LineTransport, LineWriter};
 use crate::transport::local::{InPipe, OutPipe};
 
 /// The kinds of input, one per fuzz target (the corpus folders' names).
-pub const TARGETS: [&str; 7] = [
+pub const TARGETS: [&str; 8] = [
     "config",
     "stdio_lines",
     "sse",
     "jsonrpc",
     "oauth",
+    "oauth_discovery",
     "tool_names",
     "env_file",
 ];
@@ -37,6 +42,7 @@ pub fn run(name: &str, data: &[u8]) {
         "sse" => sse(data),
         "jsonrpc" => jsonrpc(data),
         "oauth" => oauth(data),
+        "oauth_discovery" => oauth_discovery(data),
         "tool_names" => tool_names(data),
         "env_file" => env_file(data),
         other => panic!("no fuzz target {other}"),
@@ -126,8 +132,9 @@ fn pipe() -> (OwnedFd, OwnedFd) {
     unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
-/// A server's stdout, in arbitrary chunks, through the line reader to rmcp: it ends, and
-/// yields at most one message per line.
+/// A server's stdout, in arbitrary chunks, through the line reader to rmcp, with a line
+/// limit of 16 to 2,056 bytes (from the first byte): it ends, reports each line over the
+/// limit once (the last, unended one too), and yields at most one message per other line.
 pub fn stdio_lines(data: &[u8]) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -138,9 +145,22 @@ pub fn stdio_lines(data: &[u8]) {
         let (_server_in, stdin) = pipe();
         let writer = LineWriter::new(InPipe::from_fd(stdin)).expect("a writer");
         let seen = Arc::new(Seen::default());
-        let mut transport = LineTransport::new(OutPipe::from_fd(stdout), writer, seen.clone());
+        let max_line = 16 + 8 * usize::from(data.first().copied().unwrap_or_default());
+        let mut transport =
+            LineTransport::with_max_line(OutPipe::from_fd(stdout), writer, seen.clone(), max_line);
         let pieces: Vec<Vec<u8>> = chunks(data).into_iter().map(<[u8]>::to_vec).collect();
-        let lines = data.iter().skip(1).filter(|&&b| b == b'\n').count();
+        // Lines as the server wrote them, each with its newline (which counts towards the
+        // limit); an unended last line is reported too when it outgrows the limit.
+        let written: Vec<&[u8]> = data
+            .get(1..)
+            .unwrap_or_default()
+            .split_inclusive(|&b| b == b'\n')
+            .collect();
+        let oversized = written.iter().filter(|l| l.len() > max_line).count();
+        let whole = written
+            .iter()
+            .filter(|l| l.len() <= max_line && l.ends_with(b"\n"))
+            .count();
         let feeder = tokio::task::spawn_blocking(move || {
             let mut out = std::fs::File::from(server_out);
             for piece in pieces {
@@ -159,8 +179,13 @@ pub fn stdio_lines(data: &[u8]) {
             messages += 1;
         }
         feeder.await.expect("the feeder");
-        assert!(messages <= lines, "{messages} messages from {lines} lines");
-        assert!(seen.0.lock().expect("lock").1, "told of the end");
+        let seen = seen.0.lock().expect("lock");
+        assert_eq!(seen.0, oversized, "lines over {max_line} bytes");
+        assert!(
+            messages <= whole,
+            "{messages} messages from {whole} lines read whole"
+        );
+        assert!(seen.1, "told of the end");
     });
 }
 
@@ -242,6 +267,73 @@ pub fn oauth(data: &[u8]) {
             let url = reqwest::Url::parse(url).expect("an allowed endpoint is a URL");
             assert!(matches!(url.scheme(), "https" | "http"));
         }
+    }
+}
+
+/// A `WWW-Authenticate` value, a protected resource's metadata and an authorization
+/// server's (NUL-separated), served at every URL of their kind, as a sign-in discovers
+/// them through [`Guarded`]: whatever the documents name, no request reaches a URL the
+/// endpoint policy refuses, none follows a redirect, and discovery ends.
+pub fn oauth_discovery(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.splitn(3, '\0');
+    let header = parts.next().unwrap_or_default().to_owned();
+    let documents = Arc::new(Documents {
+        resource: parts.next().unwrap_or_default().as_bytes().to_vec(),
+        server: parts.next().unwrap_or_default().as_bytes().to_vec(),
+        asked: AtomicUsize::new(0),
+    });
+    let http = Arc::new(Guarded::over("fuzz", documents.clone()));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let manager =
+            AuthorizationManager::new_with_oauth_http_client("http://127.0.0.1:9/mcp", http)
+                .await
+                .expect("a manager");
+        let _ = manager.resolve_metadata_from_challenge(Some(&header)).await;
+    });
+    assert!(
+        documents.asked.load(Ordering::Relaxed) <= 64,
+        "discovery ends"
+    );
+}
+
+/// The documents of [`oauth_discovery`], by the well-known path a URL ends in.
+struct Documents {
+    resource: Vec<u8>,
+    server: Vec<u8>,
+    asked: AtomicUsize,
+}
+
+impl OAuthHttpClient for Documents {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+        let url = request.request.uri().to_string();
+        assert!(
+            endpoint_policy::check("fuzz", Endpoint::Metadata, &url).is_ok(),
+            "{url} reached the network"
+        );
+        assert!(matches!(
+            request.redirect_policy,
+            OAuthHttpRedirectPolicy::Stop
+        ));
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        let body = if url.contains("oauth-protected-resource") {
+            Some(&self.resource)
+        } else if url.contains("oauth-authorization-server") || url.contains("openid-configuration")
+        {
+            Some(&self.server)
+        } else {
+            None
+        };
+        let response = http::Response::builder()
+            .status(if body.is_some() { 200 } else { 404 })
+            .header("content-type", "application/json")
+            .body(body.cloned().unwrap_or_default())
+            .expect("a response");
+        Box::pin(std::future::ready(Ok(response)))
     }
 }
 

@@ -141,6 +141,15 @@ impl Guarded {
         }
     }
 
+    /// A guard in front of `inner` instead of rmcp's client: the fuzz target's canned
+    /// documents.
+    pub fn over(server: &str, inner: Arc<dyn OAuthHttpClient>) -> Guarded {
+        let guarded = Guarded::new(server);
+        // A new cell: setting it cannot fail.
+        let _ = guarded.inner.set(inner);
+        guarded
+    }
+
     /// The refusal met since the last call, if any.
     pub fn take_refusal(&self) -> Option<Refused> {
         lock(&self.refused).take()

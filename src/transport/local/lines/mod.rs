@@ -12,6 +12,7 @@ use rmcp::service::RoleClient;
 use rmcp::transport::Transport;
 
 use super::os::{OutPipe, Readable};
+use crate::transport::MAX_MESSAGE_BYTES;
 
 mod cork;
 mod decode;
@@ -44,8 +45,19 @@ pub struct LineTransport {
 
 impl LineTransport {
     pub fn new(stdout: OutPipe, writer: Arc<LineWriter>, intercept: Arc<dyn Intercept>) -> Self {
+        Self::with_max_line(stdout, writer, intercept, MAX_MESSAGE_BYTES)
+    }
+
+    /// As [`LineTransport::new`], dropping lines over `max_line` bytes (the fuzz target's
+    /// small limit reaches that path without 128 MiB inputs).
+    pub fn with_max_line(
+        stdout: OutPipe,
+        writer: Arc<LineWriter>,
+        intercept: Arc<dyn Intercept>,
+        max_line: usize,
+    ) -> Self {
         LineTransport {
-            reader: LineReader::new(stdout, intercept, writer.clone()),
+            reader: LineReader::new(stdout, intercept, writer.clone(), max_line),
             registered: None,
             writer,
         }

@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 
 use super::{Intercept, LineWriter};
 use crate::lock::lock;
+#[cfg(doc)]
 use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::local::os::{OutPipe, Readable};
 
@@ -57,6 +58,8 @@ const HOST_THREAD: u8 = 1;
 
 pub struct LineReader {
     pipe: OutPipe,
+    /// The longest line read whole ([`MAX_MESSAGE_BYTES`], less in the fuzz target).
+    max_line: usize,
     state: Mutex<ReadState>,
     intercept: Arc<dyn Intercept>,
     writer: Arc<LineWriter>,
@@ -107,7 +110,7 @@ struct ReadState {
     buffer: Box<[u8]>,
     /// The line being read.
     line: Vec<u8>,
-    /// Dropping the rest of a line that exceeded [`MAX_MESSAGE_BYTES`].
+    /// Dropping the rest of a line that exceeded the limit.
     discarding: bool,
     eof: bool,
 }
@@ -117,9 +120,11 @@ impl LineReader {
         pipe: OutPipe,
         intercept: Arc<dyn Intercept>,
         writer: Arc<LineWriter>,
+        max_line: usize,
     ) -> Arc<LineReader> {
         let reader = Arc::new(LineReader {
             pipe,
+            max_line,
             state: Mutex::new(ReadState {
                 buffer: vec![0; READ_BUFFER].into_boxed_slice(),
                 line: Vec::new(),
@@ -255,7 +260,7 @@ impl LineReader {
         while !chunk.is_empty() {
             let newline = memchr::memchr(b'\n', chunk);
             let take = newline.map_or(chunk.len(), |at| at + 1);
-            if !state.discarding && state.line.len() + take > MAX_MESSAGE_BYTES {
+            if !state.discarding && state.line.len() + take > self.max_line {
                 // The line so far holds at least one whole read, far more than its head.
                 let mut head = std::mem::take(&mut state.line);
                 head.truncate(OVERSIZED_HEAD);
