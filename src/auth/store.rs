@@ -91,7 +91,13 @@ impl TokenStore for FileTokenStore {
         let path = self.path(key);
         Box::pin(async move {
             let path = path?;
-            match tokio::fs::read_to_string(&path).await {
+            let reading = path.clone();
+            let read = tokio::task::spawn_blocking(move || {
+                std::io::read_to_string(open_regular(&reading)?)
+            })
+            .await
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            match read {
                 Ok(text) => Ok(Some(text)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(format!("cannot read {}: {e}", path.display())),
@@ -121,6 +127,24 @@ impl TokenStore for FileTokenStore {
             }
         })
     }
+}
+
+/// Opens `path` for reading if it is a regular file. A FIFO someone put in its place is
+/// opened without waiting for a writer (a plain open would block until one came) and, like
+/// a folder or a device, refused.
+pub(crate) fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
 }
 
 /// Writes `bytes` to a fresh file beside `path` (mode 0600, in a 0700 folder), then

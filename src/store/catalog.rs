@@ -8,6 +8,7 @@
 //! at the next live listing.
 
 use std::borrow::Cow;
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -17,7 +18,7 @@ use ring::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::auth::store::write_private;
+use crate::auth::store::{open_regular, write_private};
 use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
 use crate::listed_tool::{CacheHints, ListedTool, ToolView};
 use crate::lock::lock;
@@ -30,17 +31,20 @@ const MAX_FILE: u64 = 64 << 20;
 /// The folder of catalog files: `$XDG_CACHE_HOME/toolnexus/catalog`, else the platform's
 /// cache folder's `toolnexus/catalog`. `None` when there is none to be found.
 pub fn default_dir() -> Option<PathBuf> {
-    let var = |name: &str| std::env::var_os(name).map(PathBuf::from);
-    let absolute = |path: PathBuf| Some(path).filter(|p| p.is_absolute());
-    let base = var("XDG_CACHE_HOME").and_then(absolute).or_else(|| {
-        if cfg!(windows) {
-            var("LOCALAPPDATA")
-        } else if cfg!(target_os = "macos") {
-            var("HOME").map(|home| home.join("Library").join("Caches"))
-        } else {
-            var("HOME").map(|home| home.join(".cache"))
-        }
-    })?;
+    dir_for(std::env::consts::OS, &|name| std::env::var_os(name))
+}
+
+/// [`default_dir`] on operating system `os` (as `std::env::consts::OS` names it), with the
+/// environment `var`.
+fn dir_for(os: &str, var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let var = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let base = var("XDG_CACHE_HOME")
+        .filter(|p| p.is_absolute())
+        .or_else(|| match os {
+            "windows" => var("LOCALAPPDATA"),
+            "macos" => var("HOME").map(|home| home.join("Library").join("Caches")),
+            _ => var("HOME").map(|home| home.join(".cache")),
+        })?;
     Some(base.join("toolnexus").join("catalog"))
 }
 
@@ -178,9 +182,9 @@ fn written_digest(path: &Path) -> Option<String> {
 }
 
 /// Reads the file at `path` into `buffer` (replacing what it held), unless it is larger
-/// than `MAX_FILE`.
+/// than `MAX_FILE` or no regular file: a store's start must not wait on a FIFO.
 fn read_bounded(path: &Path, buffer: &mut Vec<u8>) -> Option<()> {
-    let file = std::fs::File::open(path).ok()?;
+    let file = open_regular(path).ok()?;
     let size = file.metadata().ok()?.len();
     if size > MAX_FILE {
         return None;

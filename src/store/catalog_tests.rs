@@ -149,14 +149,56 @@ fn corrupt_and_foreign_files_are_ignored_then_replaced() {
 
 #[test]
 fn the_cache_folder_follows_xdg_else_the_platform() {
-    // Read only: the variables are the test process's own.
-    let dir = default_dir();
-    match std::env::var_os("XDG_CACHE_HOME").map(PathBuf::from) {
-        Some(base) if base.is_absolute() => {
-            assert_eq!(dir, Some(base.join("toolnexus").join("catalog")))
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
         }
-        _ => assert!(dir.is_none_or(|d| d.ends_with("toolnexus/catalog"))),
+    };
+    let home = env(&[
+        ("HOME", "/home/ada"),
+        ("LOCALAPPDATA", r"C:\Users\ada\AppData\Local"),
+    ]);
+    let catalog = |base: &str| Some(PathBuf::from(base).join("toolnexus").join("catalog"));
+    assert_eq!(dir_for("linux", &home), catalog("/home/ada/.cache"));
+    assert_eq!(dir_for("macos", &home), catalog("/home/ada/Library/Caches"));
+    assert_eq!(
+        dir_for("windows", &home),
+        catalog(r"C:\Users\ada\AppData\Local")
+    );
+    let xdg = env(&[("XDG_CACHE_HOME", "/var/cache/ada"), ("HOME", "/home/ada")]);
+    for os in ["linux", "macos", "freebsd"] {
+        assert_eq!(dir_for(os, &xdg), catalog("/var/cache/ada"), "{os}");
     }
+    // A relative or empty XDG_CACHE_HOME is ignored, as the specification says.
+    let relative = env(&[("XDG_CACHE_HOME", "cache"), ("HOME", "/home/ada")]);
+    assert_eq!(dir_for("linux", &relative), catalog("/home/ada/.cache"));
+    let empty = env(&[("XDG_CACHE_HOME", ""), ("HOME", "")]);
+    assert_eq!(dir_for("linux", &empty), None);
+    assert_eq!(dir_for("windows", &env(&[])), None);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_or_a_folder_in_place_of_a_file_is_not_waited_for() {
+    let dir = temp_dir("fifo");
+    let slot = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
+    std::fs::create_dir_all(&dir).expect("the folder");
+    let fifo = std::ffi::CString::new(slot.public.as_os_str().as_encoded_bytes()).expect("a path");
+    // SAFETY: a NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "a FIFO");
+    std::fs::create_dir(&slot.private).expect("a folder");
+    let (done, read) = std::sync::mpsc::channel();
+    let reader = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
+    // On a thread: a read that waited for a writer would hang the test, not fail it.
+    std::thread::spawn(move || done.send(reader.read(&mut Vec::new()).is_none()));
+    assert_eq!(read.recv_timeout(Duration::from_secs(10)), Ok(true));
+    let _ = std::fs::remove_dir_all(&slot.private);
+    slot.write(&tools(&["a"]), CacheHints::default());
+    assert_eq!(names(&slot.read(&mut Vec::new()).expect("replaced")), ["a"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
