@@ -191,16 +191,23 @@ impl Store {
 
     /// Stops and forgets a server; its process tree is ended by its supervisor.
     pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
-        let removed = {
+        let (removed, emptied) = {
             let mut services = write(&self.inner.services);
             let index = services
                 .iter()
                 .position(|s| s.agent.as_deref() == agent && s.local == name);
-            index.map(|i| services.remove(i))
+            let removed = index.map(|i| services.remove(i));
+            let emptied = agent.is_some() && !services.iter().any(|s| s.agent.as_deref() == agent);
+            (removed, emptied)
         };
         match removed {
             Some(service) => {
                 service.stop.cancel();
+                if emptied {
+                    // A host that gives each passing agent servers of its own would
+                    // otherwise keep every gone agent's search index.
+                    self.forget_index(agent);
+                }
                 self.inner.membership_changed(Members::Of(agent));
                 true
             }

@@ -46,3 +46,17 @@ async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
     assert!(store.revision(Some("a")) > a, "closing empties every view");
     assert_eq!(store.revision(None), store.version());
 }
+
+#[tokio::test]
+async fn an_agent_emptied_of_servers_keeps_no_search_index() {
+    let store = Store::new(disabled(&["s"]), Hooks::default(), StoreOptions::default());
+    store.add_servers(Some("a"), disabled(&["x", "y"]));
+    store.search_tools(Some("a"), "x", 5);
+    store.search_tools(None, "x", 5);
+    assert!(store.remove_server(Some("a"), "x"));
+    assert!(store.has_index(Some("a")), "agent a still has y");
+    assert!(store.remove_server(Some("a"), "y"));
+    assert!(!store.has_index(Some("a")), "gone with a's last server");
+    assert!(store.has_index(None), "the store view's stays");
+    store.close().await;
+}
