@@ -1,6 +1,7 @@
 // An authorization server whose metadata sends the sign-in elsewhere: every endpoint it
-// names (authorization, token, registration, revocation), the metadata documents, and a
-// `clientMetadataUrl` must be https, or http on a loopback host. The attacker's host here
+// names (authorization, token, registration, revocation), the metadata documents, a
+// `clientMetadataUrl` and the redirect URI toolnexus registers must be https, or http on
+// a loopback host. The attacker's host here
 // is plain http and not loopback, under `.invalid` (it resolves nowhere); that nothing was
 // sent to it shows in the reason, which only the check before a request gives, and in the
 // fixture's log: no registration, no authorization, no token request. Both eras: the
@@ -99,6 +100,12 @@ for (const protocol of ERAS) {
       assert.equal(shown.length, 1, inv.servers.docs?.error)
       assert.equal(shown[0]!.origin, server.base)
       assert.equal(server.log.token.length, 1)
+      // The redirect URI registered and sent is held to the same rule: http on loopback.
+      const registered: string[] = server.log.register.flatMap((body) => body.redirect_uris)
+      const sent = server.log.authorize.map((query) => query.redirect_uri)
+      assert.equal(registered.length, 1)
+      assert.deepEqual(sent, registered)
+      assert.match(registered[0]!, /^http:\/\/127\.0\.0\.1:\d+\//)
     })
   })
 }

@@ -3,6 +3,7 @@
 import assert from "node:assert/strict"
 import { execFileSync } from "node:child_process"
 import fs from "node:fs"
+import http from "node:http"
 import https from "node:https"
 import net from "node:net"
 import path from "node:path"
@@ -101,7 +102,11 @@ describe("troubleshooting: every reason says what to do", () => {
     const url = `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`
     const error = await errorOf({ tls: { url, protocol: "2025-11-25" } })
     assert.ok(error.startsWith(`could not be reached: error sending request for url (${url})`), error)
-    assert.match(error, /invalid peer certificate: /)
+    assert.match(
+      error,
+      /: invalid peer certificate: Other\(OtherError\(CaUsedAsEndEntity\)\);/,
+      "the certificate's problem",
+    )
     assert.ok(
       error.endsWith(
         "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS",
@@ -109,6 +114,25 @@ describe("troubleshooting: every reason says what to do", () => {
       error,
     )
   })
+
+  for (const [status, word] of [
+    [401, "unauthorized"],
+    [403, "forbidden"],
+  ] as const) {
+    test(`credentials in "headers" the server refuses (HTTP ${status})`, T, async (t) => {
+      const seen: Array<string | undefined> = []
+      const server = http.createServer((req, res) => {
+        seen.push(req.headers["x-api-key"] as string | undefined)
+        res.writeHead(status).end()
+      })
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+      t.after(() => server.close())
+      const url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`
+      const error = await errorOf({ api: { url, headers: { "X-Api-Key": "tn-wrong-key" } } })
+      assert.equal(error, `is ${word} (HTTP ${status}): check the credentials in its "headers"`)
+      assert.ok(seen.includes("tn-wrong-key"), "the header was sent")
+    })
+  }
 })
 
 function memoryStore() {
