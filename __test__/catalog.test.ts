@@ -5,7 +5,7 @@ import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
-import { createMcpStore, type McpStore } from "toolnexus"
+import { createMcpStore, listMcpTools, loadMcp, type McpStore } from "toolnexus"
 import { childPids, fixture, NODE, poll, tempDir } from "./helpers.js"
 
 const TEST_TIMEOUT = { timeout: 60_000 }
@@ -216,5 +216,21 @@ describe("lazy servers", () => {
     assert.equal(call.isError, true)
     assert.match(call.output, /^MCP server "files" is failed: .*exited \(code 1\)/)
     assert.ok(Date.now() - started < 15_000, "not after the call's timeout")
+  })
+
+  test("loadMcp and listMcpTools start them as any other server", TEST_TIMEOUT, async (t) => {
+    const server = fileServer(t, ["alpha"])
+    const entry = { ...server.entry, lazy: true }
+    const source = await loadMcp({ files: entry })
+    t.after(() => source.close())
+    assert.deepEqual(source.status, { files: "connected" })
+    assert.deepEqual(
+      source.tools.map((tool) => tool.name),
+      ["files_alpha"],
+    )
+    assert.equal(server.starts().length, 1)
+    const inventory = await listMcpTools({ files: entry })
+    assert.deepEqual(inventory.status, { files: "connected" })
+    assert.equal(server.starts().length, 2)
   })
 })

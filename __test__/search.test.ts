@@ -3,6 +3,7 @@
 import assert from "node:assert/strict"
 import { describe, test, type TestContext } from "node:test"
 import { createMcpStore, loadMcp, type McpSource } from "toolnexus"
+import * as native from "../binding.js"
 import { QUERIES } from "./search/tools.mjs"
 import { fixture, local, NODE, toolsFlag } from "./helpers.js"
 
@@ -18,6 +19,28 @@ async function open(t: TestContext, config: object): Promise<McpSource> {
 }
 
 describe("searchTools", () => {
+  test("the index costs less memory than the schemas' own text", TEST_TIMEOUT, async () => {
+    const store = new native.NativeStore(
+      { json: JSON.stringify({ all: catalogServer() }) },
+      { catalog: false },
+      () => {},
+      null,
+      null,
+    )
+    try {
+      await store.waitInitializing(null)
+      const listing = store.listTools(null)
+      const count = JSON.parse(listing.json()).tools.length / 3
+      assert.ok(count >= 2_000, `${count} tools`)
+      const schemas = Array.from({ length: count }, (_, i) => listing.inputSchema(i)).join("")
+      const index = store.searchIndexBytes(null)
+      assert.ok(index > 0, "an index was built")
+      assert.ok(index < Buffer.byteLength(schemas), `index ${index} B, schemas ${Buffer.byteLength(schemas)} B`)
+    } finally {
+      await store.close()
+    }
+  })
+
   test("finds the intended tool in the top 5 for at least 90% of the queries", TEST_TIMEOUT, async (t) => {
     const source = await open(t, { all: catalogServer() })
     assert.ok(source.tools.length >= 2_000, `${source.tools.length} tools`)
