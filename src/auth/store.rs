@@ -94,10 +94,8 @@ impl TokenStore for FileTokenStore {
             let reading = path.clone();
             let read = tokio::task::spawn_blocking(move || {
                 std::io::read_to_string(open_regular(&reading)?)
-            })
-            .await
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            match read {
+            });
+            match read.await.unwrap_or_else(|e| Err(std::io::Error::other(e))) {
                 Ok(text) => Ok(Some(text)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
                 Err(e) => Err(format!("cannot read {}: {e}", path.display())),
