@@ -3,7 +3,8 @@
 //! nullable, within the documented limits (10 levels of nesting, 5000 properties, 1000
 //! enum values, 120000 characters of names and values, 15000 characters for an enum over
 //! 250 values). `None` when the schema cannot be said that way: an untyped value, a
-//! free-form map, an array without an item schema, a limit passed.
+//! free-form map (a nested object with no properties declared is one), an array without
+//! an item schema, a limit passed.
 
 use serde_json::{Map, Value, json};
 
@@ -78,11 +79,13 @@ fn object(
     budget: &mut Budget,
     nulls: &mut Nulls,
 ) -> Option<()> {
-    // A map of any keys (`additionalProperties` true or a schema) cannot be closed.
-    if map
-        .get("additionalProperties")
-        .is_some_and(|extra| extra != &Value::Bool(false))
-    {
+    // A map of any keys (`additionalProperties` true or a schema) cannot be closed. Nor can
+    // a property that is an object of no declared properties, open as JSON Schema has it
+    // (`{"type": "object"}`): closed, it could only ever be `{}`. The root may be: a
+    // tool of no parameters.
+    let extra = map.get("additionalProperties");
+    let closed = extra == Some(&Value::Bool(false));
+    if !closed && (extra.is_some() || depth > 1 && !map.contains_key("properties")) {
         return None;
     }
     // Taken in place, so that `properties` keeps its position among the keywords.

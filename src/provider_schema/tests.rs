@@ -171,6 +171,25 @@ fn free_form_maps_are_not_strict() {
 }
 
 #[test]
+fn a_nested_object_of_no_declared_properties_is_a_free_form_map() {
+    // Closed, `arguments` could only be `{}`: a model could never pass any.
+    let open = json!({ "type": "object", "properties": {
+        "name": { "type": "string" },
+        "arguments": { "type": "object", "description": "The tool's arguments" }
+    }, "required": ["name"] });
+    assert!(!made(open, "openai-strict").strict);
+    let closed = json!({ "type": "object", "properties": {
+        "none": { "type": "object", "additionalProperties": false },
+        "some": { "type": "object", "properties": { "a": { "type": "string" } } }
+    } });
+    assert!(made(closed, "openai-strict").strict);
+    assert!(
+        made(json!({ "type": "object" }), "openai-strict").strict,
+        "no parameters"
+    );
+}
+
+#[test]
 fn too_deep_is_not_strict() {
     let mut schema = json!({ "type": "string" });
     for _ in 0..12 {
