@@ -8,9 +8,9 @@ import https from "node:https"
 import net from "node:net"
 import path from "node:path"
 import { describe, test } from "node:test"
-import { listMcpTools } from "toolnexus"
+import { createMcpStore, listMcpTools } from "toolnexus"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
-import { tempDir } from "./helpers.js"
+import { assertCleanExit, failureLines, runNode, tempDir } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -22,6 +22,29 @@ const errorOf = async (config: Record<string, unknown>, opts?: Parameters<typeof
 }
 
 describe("troubleshooting: every reason says what to do", () => {
+  test("the same reason through every door: listMcpTools, loadMcp's stderr line, a store's status", T, async (t) => {
+    const config = {
+      unset: { command: ["node", "${TN_TROUBLE_UNSET}"] },
+      missing: { command: ["tn-no-such-program"] },
+    }
+    const inventory = await listMcpTools(config)
+    const store = createMcpStore(config, { catalog: false })
+    t.after(() => store.close())
+    await store.listToolsAsync()
+    const run = await runNode(
+      `import { loadMcp } from "toolnexus"
+       const mcp = await loadMcp(${JSON.stringify(config)})
+       await mcp.close()`,
+    )
+    assertCleanExit(run)
+    for (const name of Object.keys(config)) {
+      const reason = inventory.servers[name]?.error
+      assert.ok(reason, name)
+      assert.deepEqual(failureLines(run.stderr, name), [`[toolnexus] MCP server "${name}" failed: ${reason}`])
+      assert.equal(store.status()[name]?.lastError, reason, name)
+    }
+  })
+
   test("a variable that is not set", T, async () => {
     const error = await errorOf({ s: { command: ["node", "${TN_TROUBLE_UNSET}"] } })
     assert.equal(
