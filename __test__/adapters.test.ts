@@ -5,7 +5,7 @@
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
-import { test, type TestContext } from "node:test"
+import { test } from "node:test"
 
 import { createAnthropic } from "@ai-sdk/anthropic"
 import Anthropic from "@anthropic-ai/sdk"
@@ -16,25 +16,16 @@ import { loadMcp, providerSchema } from "../index.js"
 import { aiTools } from "../js/adapters/ai.js"
 import { anthropicTools, runAnthropicToolUses } from "../js/adapters/anthropic.js"
 import { openaiTools, runOpenAIToolCalls } from "../js/adapters/openai.js"
-import { chat, messages, modelServer, responses } from "./adapters/model-server.js"
+import { chat, messages, responses } from "./adapters/model-server.js"
+import { setup } from "./adapters/setup.js"
 import { anthropicProblems, openaiStrictProblems } from "./adapters/validators.js"
 // @ai-sdk/openai's declarations need zod 4's types, and this package's devDependency is
 // zod 3 (the fixture servers use it): loaded untyped.
 const { createOpenAI } = await import(String("@ai-sdk/openai"))
 
-import { NODE, ROOT, fixture, poll, readRecord, tempDir } from "./helpers.js"
+import { NODE, ROOT, fixture, poll } from "./helpers.js"
 
 const PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
-
-async function setup(t: TestContext, replies: Array<(body: any) => unknown>) {
-  const record = path.join(tempDir(t), "calls.jsonl")
-  const mcp = await loadMcp({ docs: { command: [NODE, fixture("adapter-tools.mjs"), `--record=${record}`] } })
-  t.after(() => mcp.close())
-  const model = await modelServer(replies)
-  t.after(() => model.close())
-  const calls = () => (fs.existsSync(record) ? readRecord<any>(record) : [])
-  return { mcp, model, calls }
-}
 
 test("AI SDK + OpenAI Responses: strict schemas, forced nulls taken out, images as file parts", async (t) => {
   const { mcp, model, calls } = await setup(t, [

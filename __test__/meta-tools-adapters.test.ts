@@ -3,8 +3,6 @@
 // call_tool uses, the adapters run them, and the server runs the call the model chose with
 // the model's arguments. `modelTools` hands the meta-tools out when the listing is too big.
 import assert from "node:assert/strict"
-import fs from "node:fs"
-import path from "node:path"
 import { test, type TestContext } from "node:test"
 
 import { createAnthropic } from "@ai-sdk/anthropic"
@@ -12,34 +10,29 @@ import Anthropic from "@anthropic-ai/sdk"
 import { generateText, stepCountIs } from "ai"
 import OpenAI from "openai"
 
-import { loadMcp } from "../index.js"
 import { aiTools } from "../js/adapters/ai.js"
 import { anthropicTools, runAnthropicToolUses } from "../js/adapters/anthropic.js"
 import { openaiTools, runOpenAIToolCalls } from "../js/adapters/openai.js"
-import { chat, messages, modelServer } from "./adapters/model-server.js"
+import { chat, messages } from "./adapters/model-server.js"
+import { setup } from "./adapters/setup.js"
 import { anthropicProblems, openaiStrictProblems } from "./adapters/validators.js"
-import { NODE, fixture, readRecord, tempDir } from "./helpers.js"
 
 const META = ["search_tools", "describe_tool", "call_tool"]
 
-async function setup(t: TestContext, replies: Array<(body: any) => unknown>) {
-  const record = path.join(tempDir(t), "calls.jsonl")
-  const mcp = await loadMcp({ docs: { command: [NODE, fixture("adapter-tools.mjs"), `--record=${record}`] } })
-  t.after(() => mcp.close())
-  const model = await modelServer(replies)
-  t.after(() => model.close())
-  const calls = () => (fs.existsSync(record) ? readRecord<any>(record) : [])
+/** The adapter set-up, and the meta-tools `modelTools` hands out for its listing. */
+async function metaSetup(t: TestContext, replies: Array<(body: any) => unknown>) {
+  const started = await setup(t, replies)
   // Any listing is "too big" at 0 characters: auto mode hands out the meta-tools.
-  const tools = mcp.modelTools({ maxSchemaChars: 0 })
+  const tools = started.mcp.modelTools({ maxSchemaChars: 0 })
   assert.deepEqual(
     tools.map((tool) => tool.name),
     META,
   )
-  return { mcp, model, calls, tools }
+  return { ...started, tools }
 }
 
 test("AI SDK + Anthropic: a model finds, reads and calls a tool through the meta-tools", async (t) => {
-  const { model, calls, tools } = await setup(t, [
+  const { model, calls, tools } = await metaSetup(t, [
     messages.uses({ id: "u1", name: "search_tools", input: { query: "search the docs", limit: 3 } }),
     messages.uses({ id: "u2", name: "describe_tool", input: { name: "docs_search" } }),
     messages.uses({ id: "u3", name: "call_tool", input: { name: "docs_search", arguments: { query: "tides" } } }),
@@ -67,7 +60,7 @@ test("AI SDK + Anthropic: a model finds, reads and calls a tool through the meta
 })
 
 test("openai SDK, Chat Completions: strict meta-tools carry a tool's arguments to the server", async (t) => {
-  const { model, calls, tools } = await setup(t, [
+  const { model, calls, tools } = await metaSetup(t, [
     chat.calls(
       { id: "c1", name: "search_tools", arguments: { query: "search the docs", limit: null } },
       { id: "c2", name: "call_tool", arguments: { name: "docs_search", arguments: { query: "q", limit: 2 } } },
@@ -97,7 +90,7 @@ test("openai SDK, Chat Completions: strict meta-tools carry a tool's arguments t
 })
 
 test("@anthropic-ai/sdk: tool_result blocks of the meta-tools", async (t) => {
-  const { model, calls, tools } = await setup(t, [
+  const { model, calls, tools } = await metaSetup(t, [
     messages.uses(
       { id: "u1", name: "search_tools", input: { query: "always fails" } },
       { id: "u2", name: "call_tool", input: { name: "docs_broken" } },
