@@ -142,7 +142,8 @@ impl Guarded {
     }
 
     /// A guard in front of `inner` instead of rmcp's client: the fuzz target's canned
-    /// documents.
+    /// documents (the fuzz targets run on Linux).
+    #[cfg(target_os = "linux")]
     pub fn over(server: &str, inner: Arc<dyn OAuthHttpClient>) -> Guarded {
         let guarded = Guarded::new(server);
         // A new cell: setting it cannot fail.
