@@ -7,6 +7,7 @@
 
 use std::fmt;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use reqwest::Url;
@@ -44,6 +45,11 @@ impl fmt::Display for Endpoint {
     }
 }
 
+/// Metadata documents one discovery may ask for. A discovery asks for a handful; a
+/// protected resource's metadata naming thousands of authorization servers would have
+/// the client ask each of them (anywhere on the web) for its metadata.
+pub const MAX_METADATA_REQUESTS: usize = 32;
+
 /// A URL the policy refuses; nothing was sent to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Refused {
@@ -52,15 +58,30 @@ pub struct Refused {
     /// The URL's origin (scheme, host, port): never its path or query, which may carry
     /// what the sign-in would have sent.
     origin: String,
+    why: Why,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Why {
+    /// Not https, nor http on a loopback host.
+    Insecure,
+    /// Past [`MAX_METADATA_REQUESTS`] in one discovery.
+    TooMany,
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "refused {} of \"{}\" at {}: an OAuth endpoint must be https, or http on a loopback host (127.0.0.1, ::1, localhost); nothing was sent to it",
-            self.endpoint, self.server, self.origin
-        )
+        let (endpoint, server, origin) = (self.endpoint, &self.server, &self.origin);
+        match self.why {
+            Why::Insecure => write!(
+                f,
+                "refused {endpoint} of \"{server}\" at {origin}: an OAuth endpoint must be https, or http on a loopback host (127.0.0.1, ::1, localhost); nothing was sent to it"
+            ),
+            Why::TooMany => write!(
+                f,
+                "refused {endpoint} of \"{server}\" at {origin}: its OAuth metadata had the sign-in ask for more than {MAX_METADATA_REQUESTS} documents; nothing more was sent"
+            ),
+        }
     }
 }
 
@@ -72,16 +93,21 @@ pub fn check(server: &str, endpoint: Endpoint, url: &str) -> Result<(), Refused>
     if parsed.as_ref().is_some_and(allowed) {
         return Ok(());
     }
-    let origin = match &parsed {
-        Some(url) if url.has_host() => url.origin().ascii_serialization(),
-        Some(url) => format!("{}:", url.scheme()),
-        None => "a text that is not a URL".to_owned(),
+    Err(refused(server, endpoint, url, Why::Insecure))
+}
+
+fn refused(server: &str, endpoint: Endpoint, url: &str, why: Why) -> Refused {
+    let origin = match Url::parse(url) {
+        Ok(url) if url.has_host() => url.origin().ascii_serialization(),
+        Ok(url) => format!("{}:", url.scheme()),
+        Err(_) => "a text that is not a URL".to_owned(),
     };
-    Err(Refused {
+    Refused {
         server: server.to_owned(),
         endpoint,
         origin,
-    })
+        why,
+    }
 }
 
 /// Every endpoint an authorization server's metadata names.
@@ -130,6 +156,9 @@ pub struct Guarded {
     /// rmcp's client, built on the first request.
     inner: Arc<OnceCell<Arc<dyn OAuthHttpClient>>>,
     refused: Arc<Mutex<Option<Refused>>>,
+    /// Metadata documents asked for through this guard and its clones since
+    /// [`Guarded::fresh`] made it.
+    asked: Arc<AtomicUsize>,
 }
 
 impl Guarded {
@@ -138,12 +167,22 @@ impl Guarded {
             server: server.to_owned(),
             inner: Arc::default(),
             refused: Arc::default(),
+            asked: Arc::default(),
+        }
+    }
+
+    /// The same guard with a budget of [`MAX_METADATA_REQUESTS`] of its own: one per
+    /// manager, and so per discovery.
+    pub fn fresh(&self) -> Guarded {
+        Guarded {
+            asked: Arc::default(),
+            ..self.clone()
         }
     }
 
     /// A guard in front of `inner` instead of rmcp's client: the fuzz target's canned
-    /// documents (the fuzz targets run on Linux).
-    #[cfg(target_os = "linux")]
+    /// documents (the fuzz targets run on Linux), or a test's.
+    #[cfg(any(test, target_os = "linux"))]
     pub fn over(server: &str, inner: Arc<dyn OAuthHttpClient>) -> Guarded {
         let guarded = Guarded::new(server);
         // A new cell: setting it cannot fail.
@@ -167,7 +206,16 @@ impl OAuthHttpClient for Guarded {
             "GET" => Endpoint::Metadata,
             _ => Endpoint::Token,
         };
-        let checked = check(&self.server, endpoint, &url);
+        let checked = check(&self.server, endpoint, &url).and_then(|()| {
+            let asked = match endpoint {
+                Endpoint::Metadata => self.asked.fetch_add(1, Ordering::Relaxed),
+                _ => 0,
+            };
+            match asked < MAX_METADATA_REQUESTS {
+                true => Ok(()),
+                false => Err(refused(&self.server, endpoint, &url, Why::TooMany)),
+            }
+        });
         request.redirect_policy = OAuthHttpRedirectPolicy::Stop;
         Box::pin(async move {
             if let Err(refused) = checked {
@@ -189,6 +237,61 @@ impl OAuthHttpClient for Guarded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rmcp::transport::auth::AuthorizationManager;
+
+    /// Protected resource metadata naming 100 authorization servers, none of which has
+    /// metadata; counts what it is asked.
+    struct ManyServers(AtomicUsize);
+
+    impl OAuthHttpClient for ManyServers {
+        fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            let resource = request
+                .request
+                .uri()
+                .path()
+                .contains("oauth-protected-resource");
+            let servers: Vec<String> = (0..100)
+                .map(|i| format!("http://127.0.0.1:9/as{i}"))
+                .collect();
+            let body = serde_json::json!({ "resource": "http://127.0.0.1:9/mcp", "authorization_servers": servers });
+            let response = http::Response::builder()
+                .status(if resource { 200 } else { 404 })
+                .body(if resource {
+                    body.to_string().into_bytes()
+                } else {
+                    Vec::new()
+                })
+                .expect("a response");
+            Box::pin(std::future::ready(Ok(response)))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_discovery_asks_for_a_bounded_number_of_documents() {
+        let server = Arc::new(ManyServers(AtomicUsize::new(0)));
+        let guarded = Guarded::over("docs", server.clone());
+        for _ in 0..2 {
+            let http = Arc::new(guarded.fresh());
+            let manager =
+                AuthorizationManager::new_with_oauth_http_client("http://127.0.0.1:9/mcp", http)
+                    .await
+                    .expect("a manager");
+            let challenge = r#"Bearer resource_metadata="http://127.0.0.1:9/.well-known/oauth-protected-resource/mcp""#;
+            let _ = manager
+                .resolve_metadata_from_challenge(Some(challenge))
+                .await;
+            let refused = guarded.take_refusal().expect("refused");
+            assert_eq!(
+                refused.to_string(),
+                format!(
+                    "refused the OAuth metadata document of \"docs\" at http://127.0.0.1:9: its OAuth metadata had the sign-in ask for more than {MAX_METADATA_REQUESTS} documents; nothing more was sent"
+                )
+            );
+        }
+        // Each manager (each discovery) has a budget of its own.
+        assert_eq!(server.0.load(Ordering::Relaxed), 2 * MAX_METADATA_REQUESTS);
+    }
 
     fn allows(url: &str) -> bool {
         check("docs", Endpoint::Token, url).is_ok()

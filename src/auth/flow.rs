@@ -100,7 +100,7 @@ impl SignIn {
     }
 
     async fn bare_manager(&self) -> Result<AuthorizationManager, AuthError> {
-        let http = std::sync::Arc::new(self.http.clone());
+        let http = std::sync::Arc::new(self.http.fresh());
         AuthorizationManager::new_with_oauth_http_client(self.url.as_str(), http).await
     }
 
