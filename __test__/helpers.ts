@@ -43,7 +43,8 @@ export const exitAtOnce = () => ({ command: [NODE, fixture("exit-at-once.mjs")] 
 /** A fresh temp directory, removed when the test ends. */
 export function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-test-"))
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }))
+  // Retried: a store closed by a later hook may still be writing its catalog into it.
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }))
   return fs.realpathSync(dir)
 }
 
