@@ -54,7 +54,7 @@ pub fn stdio_lines(data: &[u8]) {
         let max_line = 16 + 8 * usize::from(data.first().copied().unwrap_or_default());
         let mut transport =
             LineTransport::with_max_line(OutPipe::from_fd(stdout), writer, seen.clone(), max_line);
-        let pieces: Vec<Vec<u8>> = chunks(data).into_iter().map(<[u8]>::to_vec).collect();
+        let pieces = chunks(data);
         // Lines as the server wrote them, each with its newline (which counts towards the
         // limit); an unended last line is reported too when it outgrows the limit.
         let written: Vec<&[u8]> = data
@@ -67,24 +67,30 @@ pub fn stdio_lines(data: &[u8]) {
             .iter()
             .filter(|l| l.len() <= max_line && l.ends_with(b"\n"))
             .count();
-        let feeder = tokio::task::spawn_blocking(move || {
+        // The server writes on this task, a piece a turn, so the reader meets the same
+        // pieces in the same order every run: a feeding thread would make the chunks (and
+        // so the coverage libFuzzer steers by) differ from run to run.
+        let feed = async move {
             let mut out = std::fs::File::from(server_out);
             for piece in pieces {
-                // The pipe is non-blocking: wait for room as a server's write would.
                 let mut piece = &piece[..];
                 while !piece.is_empty() {
-                    match out.write(piece) {
-                        Ok(n) => piece = &piece[n..],
-                        Err(_) => std::thread::sleep(std::time::Duration::from_micros(50)),
+                    // The pipe is non-blocking: a full one waits for the reader's turn.
+                    if let Ok(n) = out.write(piece) {
+                        piece = &piece[n..];
                     }
+                    tokio::task::yield_now().await;
                 }
             }
-        });
-        let mut messages = 0;
-        while transport.receive().await.is_some() {
-            messages += 1;
-        }
-        feeder.await.expect("the feeder");
+        };
+        let read = async {
+            let mut messages = 0;
+            while transport.receive().await.is_some() {
+                messages += 1;
+            }
+            messages
+        };
+        let ((), messages) = tokio::join!(feed, read);
         let seen = seen.0.lock().expect("lock");
         assert_eq!(seen.0, oversized, "lines over {max_line} bytes");
         assert!(

@@ -82,7 +82,11 @@ impl LineTransport {
             },
         };
         let registered = &*self.registered.insert(registered);
+        // In a fixed order, so the same bytes take the same path (the fuzz target steers by
+        // it): news first, as the caller looks for a message before waiting again anyway.
         tokio::select! {
+            biased;
+            _ = changed => {}
             ready = registered.readable() => match ready {
                 Ok(mut ready) => {
                     if self.reader.read_ready() == Flow::Waiting {
@@ -91,7 +95,6 @@ impl LineTransport {
                 }
                 Err(_) => self.reader.end(),
             },
-            _ = changed => {}
         }
     }
 }
