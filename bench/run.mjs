@@ -45,8 +45,13 @@ function tryRun(file, args) {
   }
 }
 
+/** The addon this platform loads: platform rehearsals leave other targets' beside it. */
 function addonInfo(dir) {
-  const file = readdirSync(dir).find((f) => f.startsWith("toolnexus.") && f.endsWith(".node"))
+  const libc =
+    process.platform === "linux" ? (process.report.getReport().header.glibcVersionRuntime ? "-gnu" : "-musl") : ""
+  const file = readdirSync(dir).find(
+    (f) => f.startsWith(`toolnexus.${process.platform}-${process.arch}`) && f.endsWith(`${libc}.node`),
+  )
   if (!file) return "not found"
   const bytes = readFileSync(path.join(dir, file))
   const built = statSync(path.join(dir, file)).mtime.toISOString().slice(0, 16).replace("T", " ")
