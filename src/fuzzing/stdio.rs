@@ -72,8 +72,7 @@ pub fn stdio_lines(data: &[u8]) {
         // so the coverage libFuzzer steers by) differ from run to run.
         let feed = async move {
             let mut out = std::fs::File::from(server_out);
-            for piece in pieces {
-                let mut piece = &piece[..];
+            for mut piece in pieces {
                 while !piece.is_empty() {
                     // The pipe is non-blocking: a full one waits for the reader's turn.
                     if let Ok(n) = out.write(piece) {
