@@ -12,11 +12,12 @@ import { assertCleanExit, failureLines, linesWith, runNode, tempDir } from "./he
 
 const CALLS = 20
 
+const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+
 /** A fresh CA (ca.pem) and a certificate for 127.0.0.1 it signed (key, cert), in a temp dir. */
 function makeCertificates(t: TestContext) {
   const dir = tempDir(t)
   const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
-  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
   openssl("req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=toolnexus test CA")
   openssl("req", ...ec, "-keyout", "leaf.key", "-out", "leaf.csr", "-subj", "/CN=127.0.0.1")
   fs.writeFileSync(
@@ -106,6 +107,19 @@ describe("TLS and NODE_EXTRA_CA_CERTS", { timeout: 120_000 }, () => {
     const [line, ...more] = failureLines(stderr, "tls")
     assert.equal(more.length, 0, stderr)
     assert.match(line ?? "", /certificate/i, stderr)
+  })
+
+  test("a self-signed certificate that is not a CA's, itself named in NODE_EXTRA_CA_CERTS, is trusted", async (t) => {
+    const dir = tempDir(t)
+    const names = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+    const leaf = ["-addext", "basicConstraints=critical,CA:FALSE"]
+    const args = ["req", "-x509", ...ec, "-keyout", "key.pem", "-out", "cert.pem", "-days", "2", ...names, ...leaf]
+    execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
+    const read = (name: string) => fs.readFileSync(path.join(dir, name), "utf8")
+    const { srv } = await startTls(t, { key: read("key.pem"), cert: read("cert.pem") })
+    const { status, answers } = await runClient({ tls: { url: srv.url } }, path.join(dir, "cert.pem"))
+    assert.deepEqual(status, { tls: "connected" })
+    assertEchoed(answers.tls_echo)
   })
 
   test("HTTP/2 is negotiated over TLS where the server offers it, on one connection", async (t) => {

@@ -7,7 +7,7 @@ import http from "node:http"
 import https from "node:https"
 import net from "node:net"
 import path from "node:path"
-import { describe, test } from "node:test"
+import { type TestContext, describe, test } from "node:test"
 import { createMcpStore, listMcpTools } from "toolnexus"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 import { assertCleanExit, failureLines, runNode, tempDir } from "./helpers.js"
@@ -91,52 +91,29 @@ describe("troubleshooting: every reason says what to do", () => {
     )
   })
 
-  test("a certificate nobody vouches for: the host and the problem, and what to do", T, async (t) => {
-    const dir = tempDir(t)
-    const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")]
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-days",
-        "1",
-        "-keyout",
-        key,
-        "-out",
-        cert,
-        "-subj",
-        "/CN=127.0.0.1",
-        "-addext",
-        "subjectAltName=IP:127.0.0.1",
-      ],
-      { stdio: "ignore" },
-    )
-    const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (_, res) =>
-      res.writeHead(500).end(),
-    )
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    t.after(() => server.close())
-    const url = `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`
-    const error = await errorOf({ tls: { url, protocol: "2025-11-25" } })
-    assert.ok(error.startsWith(`could not be reached: error sending request for url (${url})`), error)
-    assert.match(
-      error,
-      /: invalid peer certificate: Other\(OtherError\(CaUsedAsEndEntity\)\);/,
-      "the certificate's problem",
-    )
-    assert.ok(
-      error.endsWith(
-        "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS",
-      ),
-      error,
-    )
-  })
+  for (const [kind, constraints, problem, advice] of [
+    [
+      "a certificate nobody vouches for",
+      "CA:FALSE",
+      "UnknownIssuer",
+      "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS",
+    ],
+    [
+      "a CA's certificate as the server's own (openssl req -x509's default)",
+      "CA:TRUE",
+      "Other(OtherError(CaUsedAsEndEntity))",
+      "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is refused even when trusted: give the server one that is not (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`), and name it, or the CA that signed it, in NODE_EXTRA_CA_CERTS",
+    ],
+  ] as const) {
+    test(`${kind}: the host and the problem, and what to do`, T, async (t) => {
+      const url = await selfSignedServer(t, constraints)
+      const error = await errorOf({ tls: { url, protocol: "2025-11-25" } })
+      assert.equal(
+        error,
+        `could not be reached: error sending request for url (${url}): client error (Connect): invalid peer certificate: ${problem}${advice}`,
+      )
+    })
+  }
 
   for (const [status, word] of [
     [401, "unauthorized"],
@@ -165,4 +142,34 @@ function memoryStore() {
     set: async (key: string, value: string) => void values.set(key, value),
     delete: async (key: string) => void values.delete(key),
   }
+}
+
+/** An https server on loopback with a self-signed certificate of the given basicConstraints; its MCP URL. */
+async function selfSignedServer(t: TestContext, constraints: string): Promise<string> {
+  const dir = tempDir(t)
+  const [key, cert] = [path.join(dir, "key.pem"), path.join(dir, "cert.pem")]
+  const curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "1"]
+  const names = ["-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"]
+  execFileSync(
+    "openssl",
+    [
+      "req",
+      "-x509",
+      ...curve,
+      "-keyout",
+      key,
+      "-out",
+      cert,
+      ...names,
+      "-addext",
+      `basicConstraints=critical,${constraints}`,
+    ],
+    { stdio: "ignore" },
+  )
+  const server = https.createServer({ key: fs.readFileSync(key), cert: fs.readFileSync(cert) }, (_, res) =>
+    res.writeHead(500).end(),
+  )
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  t.after(() => server.close())
+  return `https://127.0.0.1:${(server.address() as net.AddressInfo).port}/mcp`
 }

@@ -7,9 +7,9 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use rustls::RootCertStore;
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
+use rustls::{CertificateError, OtherError, RootCertStore};
 
 const VARIABLE: &str = "NODE_EXTRA_CA_CERTS";
 
@@ -43,9 +43,23 @@ fn read(path: &Path) -> Vec<reqwest::Certificate> {
 /// (a certificate that was not trusted); empty otherwise.
 pub fn certificate_advice(error: &reqwest::Error) -> &'static str {
     match tls_error(error) {
+        Some(rustls::Error::InvalidCertificate(CertificateError::Other(other)))
+            if is_a_ca(other) =>
+        {
+            CA_CERTIFICATE_ADVICE
+        }
         Some(rustls::Error::InvalidCertificate(_)) => CERTIFICATE_ADVICE,
         _ => "",
     }
+}
+
+/// Whether webpki refused the server's certificate for being a CA's (`openssl req -x509`
+/// makes one unless told otherwise): trusting it changes nothing, unlike in Node.
+fn is_a_ca(other: &OtherError) -> bool {
+    matches!(
+        other.0.downcast_ref::<webpki::Error>(),
+        Some(webpki::Error::CaUsedAsEndEntity)
+    )
 }
 
 /// The TLS error somewhere among `error`'s causes: an I/O error carries it inside.
@@ -62,6 +76,7 @@ fn tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rus
         .or_else(|| error.source().and_then(tls_error))
 }
 
+const CA_CERTIFICATE_ADVICE: &str = "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is refused even when trusted: give the server one that is not (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`), and name it, or the CA that signed it, in NODE_EXTRA_CA_CERTS";
 const CERTIFICATE_ADVICE: &str = "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS";
 
 #[cfg(test)]
