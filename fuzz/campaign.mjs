@@ -1,5 +1,6 @@
 // Runs the fuzz targets until their coverage stops rising, then cuts each corpus back to
-// at most 300 inputs. Usage (after `cargo +nightly fuzz build`, from `fuzz/`):
+// at most 300 inputs, besides findings kept as regression inputs. Usage (after
+// `cargo +nightly fuzz build`, from `fuzz/`):
 //
 //   nice -n 19 node campaign.mjs [--runs 300000] [--max 1800] [--parallel 2] [target ...]
 //
@@ -11,13 +12,16 @@
 // `-set_cover_merge=1`, and a merge still over 300 inputs is cut greedily over the
 // features the merge recorded per input. New inputs and the logs stay in `target/work/`.
 import { spawn } from "node:child_process"
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { copyFileSync, createReadStream, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { createInterface } from "node:readline"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 
 const TARGETS = ["config", "stdio_lines", "sse", "jsonrpc", "oauth", "oauth_discovery", "tool_names", "env_file"]
 const KEEP = 300
 const PLATEAU = 0.005
+/** What libFuzzer names the inputs it found a failure with. */
+const FINDING = /^(crash|leak|timeout|oom|slow-unit)-/
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -74,7 +78,11 @@ async function campaign(target) {
     if (code !== 0 || !stats) break
     const before = segments[n - 2]
     // A segment the time cap cut short says nothing about a plateau.
-    plateau = before !== undefined && stats.execs >= runs && stats.cov < before.cov * (1 + PLATEAU) && stats.ft < before.ft * (1 + PLATEAU)
+    plateau =
+      before !== undefined &&
+      stats.execs >= runs &&
+      stats.cov < before.cov * (1 + PLATEAU) &&
+      stats.ft < before.ft * (1 + PLATEAU)
   }
   const findings = readdirSync(work(target, "artifacts"))
   return { target, segments, elapsed: elapsed(), plateau, findings, ...(await cut(target)) }
@@ -85,6 +93,8 @@ async function cut(target) {
   const merged = work(target, "merged")
   const control = work(target, "merge.ctl")
   rmSync(merged, { recursive: true, force: true })
+  // A control file left by an earlier merge would make libFuzzer skip the inputs it lists.
+  rmSync(control, { force: true })
   mkdirSync(merged)
   const found = readdirSync(work(target, "new")).length + readdirSync(join("corpus", target)).length
   await fuzzer(target, [
@@ -98,9 +108,11 @@ async function cut(target) {
   const staged = work(target, "kept")
   rmSync(staged, { recursive: true, force: true })
   mkdirSync(staged)
-  const kept = greedy(control)
-  for (const path of kept) copyFileSync(path, join(staged, path.split("/").at(-1)))
   const corpus = join("corpus", target)
+  // Findings kept as regression inputs stay whatever the cover says of them.
+  const findings = readdirSync(corpus).filter((name) => FINDING.test(name))
+  const kept = [...(await greedy(control)), ...findings.map((name) => join(corpus, name))]
+  for (const path of kept) copyFileSync(path, join(staged, path.split("/").at(-1)))
   rmSync(corpus, { recursive: true })
   mkdirSync(corpus)
   for (const name of readdirSync(staged)) copyFileSync(join(staged, name), join(corpus, name))
@@ -115,14 +127,23 @@ async function cut(target) {
  * the one adding most features not yet covered, until none adds any. Lazily: an input's
  * gain only falls as others are kept, so only the best-looking one is counted again.
  */
-function greedy(control) {
-  const lines = readFileSync(control, "utf8").split("\n")
-  const count = Number(lines[0])
-  const paths = lines.slice(2, 2 + count)
+async function greedy(control) {
+  // Read line by line: a control file can outgrow the longest string Node can hold.
+  const lines = createInterface({ input: createReadStream(control), crlfDelay: Infinity })
+  let count
+  let header = 0
+  const paths = []
   const features = new Map()
-  for (const line of lines.slice(2 + count)) {
-    const m = /^FT (\d+)(.*)$/.exec(line)
-    if (m) features.set(paths[Number(m[1])], m[2].trim().split(" ").filter(Boolean).map(Number))
+  for await (const line of lines) {
+    if (header < 2) {
+      // The number of inputs, then how many of them were in the first folder.
+      if (header++ === 0) count = Number(line)
+    } else if (paths.length < count) {
+      paths.push(line)
+    } else {
+      const m = /^FT (\d+)(.*)$/.exec(line)
+      if (m) features.set(paths[Number(m[1])], Uint32Array.from(m[2].trim().split(" ").filter(Boolean), Number))
+    }
   }
   // Ascending by the gain last counted, so the best-looking is last.
   const pending = [...features].map(([path, ft]) => ({ path, ft, gain: ft.length }))
