@@ -111,7 +111,7 @@ async function cut(target) {
   const corpus = join("corpus", target)
   // Findings kept as regression inputs stay whatever the cover says of them.
   const findings = readdirSync(corpus).filter((name) => FINDING.test(name))
-  const kept = [...(await greedy(control)), ...findings.map((name) => join(corpus, name))]
+  const kept = [...new Set([...(await greedy(control)), ...findings.map((name) => join(corpus, name))])]
   for (const path of kept) copyFileSync(path, join(staged, path.split("/").at(-1)))
   rmSync(corpus, { recursive: true })
   mkdirSync(corpus)

@@ -40,7 +40,7 @@ fn read(path: &Path) -> Vec<reqwest::Certificate> {
 }
 
 /// What to do about a TLS failure among `error`'s causes, when there is something to do
-/// (a certificate that was not trusted); empty otherwise.
+/// (a certificate that was not trusted, or a CA's in a server's place); empty otherwise.
 pub fn certificate_advice(error: &reqwest::Error) -> &'static str {
     match tls_error(error) {
         Some(rustls::Error::InvalidCertificate(CertificateError::Other(other)))
