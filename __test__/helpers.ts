@@ -40,11 +40,30 @@ export const toolsFlag = (tools: Array<string | { name: string; description?: st
 /** A server that writes one line to stderr and exits with code 3 before answering anything. */
 export const exitAtOnce = () => ({ command: [NODE, fixture("exit-at-once.mjs")] })
 
-/** A fresh temp directory, removed when the test ends. */
+/** Temp directories a test could not remove, removed again as the test file's process exits. */
+const leftovers = new Set<string>()
+process.on("exit", () => {
+  for (const dir of leftovers) {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true })
+    } catch {
+      // Best effort: a folder left in the system's temp folder fails no test.
+    }
+  }
+})
+
+/** A fresh temp directory, removed when the test ends, or else when its file's process exits. */
 export function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolnexus-test-"))
-  // Retried: a store closed by a later hook may still be writing its catalog into it.
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 }))
+  t.after(() => {
+    // After-hooks run in the order they were added, so a store or server that a later one
+    // closes may still be writing into the folder (ENOTEMPTY): then it goes at exit.
+    try {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 })
+    } catch {
+      leftovers.add(dir)
+    }
+  })
   return fs.realpathSync(dir)
 }
 
