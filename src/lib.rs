@@ -19,6 +19,7 @@ pub mod provider_schema;
 pub mod redact;
 pub mod search;
 pub mod session;
+pub mod state;
 pub mod store;
 pub mod tool_names;
 pub mod tool_result;

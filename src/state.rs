@@ -1,0 +1,40 @@
+//! What a fleet of stores shares: one small trait over a key-value store with expiry,
+//! an atomic compare-and-set and publish/subscribe (`Backend`), Redis behind it
+//! (`redis`), or the host's own (the binding's JS `StateStore`). `Shared` is one
+//! namespace of it as the store and the sign-ins use it: keys under
+//! `toolnexus:<namespace>:`, every operation bounded in time, its health as a status,
+//! writes that failed kept (bounded) and written when the state answers again, and
+//! secrets sealed before they leave the host (`sealed`).
+//!
+//! A value read back is input like a server's bytes: it may be corrupt, foreign or
+//! oversized, and whoever reads it checks it. Nothing here is on a call's path.
+
+mod backend;
+mod pending;
+pub mod redis;
+pub mod sealed;
+mod shared;
+#[cfg(test)]
+mod tests;
+
+pub use backend::{Backend, Feed, StateError, StateFuture};
+pub use sealed::Seal;
+pub use shared::{Health, Shared};
+
+/// The namespace when none is given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Checks a namespace: 1 to 64 characters of `[A-Za-z0-9_.-]`, so that no namespace's
+/// keys can reach into another's.
+pub fn check_namespace(namespace: &str) -> Result<(), StateError> {
+    let fine = (1..=64).contains(&namespace.len())
+        && namespace
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'));
+    match fine {
+        true => Ok(()),
+        false => Err(StateError::Config(format!(
+            "the state's namespace must be 1 to 64 characters of letters, digits, '_', '.' and '-', got {namespace:?}"
+        ))),
+    }
+}
