@@ -396,6 +396,8 @@ export function loadMcp(
     onLog?: (server: string, level: string, data: unknown) => void
     /** Signing in to servers that ask for it. */
     oauth?: OAuthOptions
+    /** A fleet's shared state, where sign-ins are kept (encrypted). See {@link StateOption}. */
+    state?: StateOption
   },
 ): Promise<McpSource>
 
@@ -407,6 +409,8 @@ export function listMcpTools(
     signal?: AbortSignal
     /** Signing in to servers that ask for it. */
     oauth?: OAuthOptions
+    /** A fleet's shared state, whose sign-ins (encrypted) it uses. See {@link StateOption}. */
+    state?: StateOption
   },
 ): Promise<McpInventory>
 
@@ -498,6 +502,87 @@ export interface McpStoreOptions {
   catalog?: boolean
   /** The catalog's folder. @default `$XDG_CACHE_HOME/toolnexus/catalog`, else the platform's cache folder's `toolnexus/catalog` */
   catalogDir?: string
+  /**
+   * A fleet's shared state: every store on the same state and namespace shares its
+   * registry (servers added or removed at run time), catalog, sign-ins and news of tool
+   * list changes. Without it the store keeps its catalog and tokens in this host's files.
+   */
+  state?: StateOption
+}
+
+// ---------------------------------------------------------------- shared state
+
+/**
+ * Where a fleet keeps what it shares: a Redis or Valkey URL (`redis://`, `rediss://` for
+ * TLS, with user, password and database: `redis://user:pass@host:6379/2`), the same with
+ * options, or a {@link StateStore} of your own.
+ */
+export type StateOption = string | StateConfig | StateStore
+
+export interface StateConfig {
+  /** A Redis or Valkey URL, as {@link StateOption} says. Give `url` or `store`. */
+  url?: string
+  /** A state store of your own instead of Redis. */
+  store?: StateStore
+  /** Every key lives under `toolnexus:<namespace>:`; namespaces never see each other. @default "default" */
+  namespace?: string
+  /**
+   * The key sign-ins are encrypted with (AES-256-GCM): 64 hex digits. Without one,
+   * sign-ins stay in this host's token store and the store says so once, at start.
+   * @default process.env.TOOLNEXUS_STATE_KEY
+   */
+  key?: string
+}
+
+/**
+ * A key-value store with expiry, compare-and-set and publish/subscribe: what a fleet
+ * needs of a database. Keys and values are strings; a value read back may be anything
+ * (another program's, corrupt, foreign): toolnexus checks it. Every method may reject;
+ * a rejection marks the state unavailable until a later call succeeds.
+ */
+export interface StateStore {
+  /** The value of `key`, or `null` when there is none (or it expired). */
+  get(key: string): Promise<string | null | undefined>
+  /** Sets `key`, to expire after `ttlMs` milliseconds when given. */
+  set(key: string, value: string, ttlMs?: number): Promise<void>
+  delete(key: string): Promise<void>
+  /**
+   * Atomically: when `key`'s value is `expected` (`null`: when it has none), sets it to
+   * `value` (`null`: deletes it), to expire after `ttlMs` when given, and resolves `true`;
+   * otherwise changes nothing and resolves `false`.
+   */
+  compareAndSet(key: string, expected: string | null, value: string | null, ttlMs?: number): Promise<boolean>
+  /** Sends `message` to every subscriber of `channel`, in any process. */
+  publish(channel: string, message: string): Promise<void>
+  /** Calls `onMessage` for each message published to `channel`; resolves a function that stops it. */
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => void | Promise<void>>
+}
+
+/** What {@link McpStore.sharedState} answers. */
+export interface SharedStateStatus {
+  /**
+   * `connected` while the shared state answers; `unavailable` while it does not (the
+   * store works on from memory and its files, keeps what it must write, and reconnects);
+   * `local` when the store has no shared state (files only).
+   */
+  readonly status: "connected" | "unavailable" | "local"
+  /** Why it is unavailable, or why sign-ins are not shared. */
+  readonly reason?: string
+  /** The namespace, when there is a shared state. */
+  readonly namespace?: string
+  /** Whether sign-ins are shared (a key was given). */
+  readonly signIns?: boolean
+}
+
+/** One live store instance of a fleet, as {@link McpStore.instances} lists them. */
+export interface FleetInstance {
+  readonly id: string
+  readonly host: string
+  readonly pid: number
+  /** Each of its services (store-view names) and its state. */
+  readonly servers: Record<string, StoreServerState>
+  /** When it last said it was alive (ISO 8601). */
+  readonly seenAt: string
 }
 
 /**
@@ -654,6 +739,10 @@ export interface McpStore extends McpStoreView {
   forAgent(id: string): McpStoreView
   /** Ends every connection and kills every server process tree, agents' included. Idempotent. */
   close(): Promise<void>
+  /** Whether the shared state (`opts.state`) answers, and why not. */
+  sharedState(): SharedStateStatus
+  /** The live instances on this store's shared state, this one included; only this one without a shared state. */
+  instances(): Promise<FleetInstance[]>
 }
 
 /**

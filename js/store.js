@@ -11,6 +11,7 @@ import { offerMethods } from "./offers.js"
 import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { Listed } from "./listed.js"
 import { bridgeOAuth } from "./oauth.js"
+import { nativeState, tellUnsharedSignIns } from "./state.js"
 
 const STORE = Symbol("store view")
 
@@ -43,6 +44,7 @@ const storeOptions = (opts) => {
     }
     out.catalogDir = opts.catalogDir
   }
+  out.state = nativeState(opts?.state, "createMcpStore")
   return out
 }
 
@@ -445,6 +447,21 @@ class McpStore extends View {
     return view
   }
 
+  /** Whether the shared state answers: `{ status, reason?, namespace?, signIns? }`. */
+  sharedState() {
+    const { status, reason, namespace, signIns } = this.#native.sharedState()
+    const out = { status }
+    if (reason != null) out.reason = reason
+    if (namespace != null) out.namespace = namespace
+    if (signIns != null) out.signIns = signIns
+    return Object.freeze(out)
+  }
+
+  /** The live instances of this store's fleet (only this one without a shared state). */
+  async instances() {
+    return JSON.parse(await this.#native.instances())
+  }
+
   /** Ends every connection and kills every server process tree. Idempotent. */
   close() {
     this.#closing ??= (async () => {
@@ -463,7 +480,9 @@ class McpStore extends View {
 export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
   const calls = callQueue()
-  const nativeStore = new native.NativeStore(source, storeOptions(opts), calls.wake, ...bridgeOAuth(opts?.oauth))
+  const options = storeOptions(opts)
+  const nativeStore = new native.NativeStore(source, options, calls.wake, ...bridgeOAuth(opts?.oauth))
+  tellUnsharedSignIns(options.state)
   queues.set(nativeStore, calls)
   // Servers spawn a turn later: the catalog lists their tools meanwhile, a call waits for
   // its server as during a restart, and the caller's synchronous start is not slowed.

@@ -15,10 +15,12 @@ mod live;
 mod oauth;
 mod provider_schema;
 mod search;
+mod state;
 mod subscription;
 mod summary;
 mod wording;
 
+use napi::bindgen_prelude::within_runtime_if_available;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::ThreadsafeFunction;
 use napi_derive::napi;
@@ -102,11 +104,13 @@ pub fn list_mcp_tools<'env>(
     canceller: &Canceller,
     on_authorize: Option<oauth::JsCall>,
     token_store: Option<oauth::JsCall>,
+    state: Option<state::NativeState>,
 ) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
+    let shared = within_runtime_if_available(|| state::open(state))?;
     let hooks = Hooks {
-        oauth: oauth::hooks(on_authorize, token_store),
+        oauth: oauth::hooks(on_authorize, token_store, shared.as_ref()),
         ..Hooks::default()
     };
     env.spawn_future(async move {
@@ -231,15 +235,17 @@ pub fn load_mcp<'env>(
     wake: WakeFn<'env>,
     on_authorize: Option<oauth::JsCall>,
     token_store: Option<oauth::JsCall>,
+    state: Option<state::NativeState>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
+    let shared = within_runtime_if_available(|| state::open(state))?;
     host_loop::install(env);
     let cancel = canceller.token.clone();
     let calls = CallQueue::new(wake)?;
     let hooks = Hooks {
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
         logger: Some(calls.clone() as Arc<dyn Logger>),
-        oauth: oauth::hooks(on_authorize, token_store),
+        oauth: oauth::hooks(on_authorize, token_store, shared.as_ref()),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)

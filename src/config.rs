@@ -205,7 +205,15 @@ pub fn process_var(name: &str) -> Option<String> {
 
 impl McpConfig {
     pub fn load(input: &ConfigInput) -> Result<McpConfig, ConfigError> {
+        Ok(Self::load_with_entries(input)?.0)
+    }
+
+    /// The config, and beside it its entries as written (what a fleet's registry keeps).
+    pub fn load_with_entries(
+        input: &ConfigInput,
+    ) -> Result<(McpConfig, Vec<(String, Value)>), ConfigError> {
         let map = read_server_map(input)?;
+        let entries = map.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         let base_dir = match input {
             ConfigInput::Path(path) => Some(Path::new(path).parent().unwrap_or(Path::new(""))),
             ConfigInput::Json(_) => None,
@@ -214,7 +222,7 @@ impl McpConfig {
             base_dir,
             var: &process_var,
         };
-        Ok(Self::from_server_map_in(map, &context))
+        Ok((Self::from_server_map_in(map, &context), entries))
     }
 
     /// Entries given as objects: `${VAR}` from the process environment, a relative

@@ -19,7 +19,31 @@ mod tests;
 
 pub use backend::{Backend, Feed, StateError, StateFuture};
 pub use sealed::Seal;
-pub use shared::{Health, Shared};
+pub use shared::{Health, Shared, random_id};
+
+/// Opens the shared state at `url` (Redis or Valkey) under `namespace`, sealing secrets
+/// with `key` (64 hex digits) when one is given. Connects in the background: a state that
+/// does not answer yet is no error here.
+pub fn open_redis(
+    url: &str,
+    namespace: Option<&str>,
+    key: Option<&str>,
+) -> Result<std::sync::Arc<Shared>, StateError> {
+    let backend = redis::RedisState::open(url)?;
+    open(std::sync::Arc::new(backend), namespace, key)
+}
+
+/// Opens a namespace of the state behind `backend`, as [`open_redis`] does.
+pub fn open(
+    backend: std::sync::Arc<dyn Backend>,
+    namespace: Option<&str>,
+    key: Option<&str>,
+) -> Result<std::sync::Arc<Shared>, StateError> {
+    let namespace = namespace.unwrap_or(DEFAULT_NAMESPACE);
+    check_namespace(namespace)?;
+    let seal = key.map(Seal::from_hex).transpose()?;
+    Ok(std::sync::Arc::new(Shared::new(backend, namespace, seal)))
+}
 
 /// The namespace when none is given.
 pub const DEFAULT_NAMESPACE: &str = "default";

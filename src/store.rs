@@ -12,6 +12,7 @@
 mod calls;
 mod catalog;
 mod clock;
+mod fleet;
 mod listing;
 mod offers;
 mod search;
@@ -22,6 +23,7 @@ mod tests;
 
 pub use calls::ToolCall;
 pub use catalog::default_dir as default_catalog_dir;
+pub use fleet::Instance;
 pub use listing::{Entry, Group, Listing};
 
 use std::path::PathBuf;
@@ -32,11 +34,12 @@ use tokio::runtime::Handle;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use self::service::{Inner, Members, Service, Start, State, unique_global_name};
-use crate::config::{McpConfig, ServerState};
+use self::service::{Inner, Members, Service, State};
+use crate::config::McpConfig;
 use crate::inventory::in_parallel;
 use crate::lock::{lock, write};
 use crate::session::Hooks;
+use crate::state::Shared;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
 const STORE_CLIENT: &str = "global_agent_store";
@@ -54,8 +57,12 @@ pub struct StoreOptions {
     pub backoff_max: Duration,
     /// Whether every server is lazy, as if its entry said `"lazy": true`.
     pub lazy: bool,
-    /// The folder of the persisted catalog; `None`: none is kept.
+    /// The folder of the persisted catalog; `None`: no files are kept.
     pub catalog: Option<PathBuf>,
+    /// The fleet's shared state, when the store has one: registry, catalog (unless
+    /// `share_catalog` is off), news and the fleet's health go through it.
+    pub shared: Option<Arc<Shared>>,
+    pub share_catalog: bool,
 }
 
 impl Default for StoreOptions {
@@ -68,6 +75,8 @@ impl Default for StoreOptions {
             backoff_max: Duration::from_millis(10_000),
             lazy: false,
             catalog: None,
+            shared: None,
+            share_catalog: true,
         }
     }
 }
@@ -133,9 +142,13 @@ impl Store {
                 indexes: Mutex::default(),
                 closed: CancellationToken::new(),
                 started: CancellationToken::new(),
+                fleet: fleet::Fleet::default(),
             }),
         };
-        store.add_servers(None, config);
+        store.inner.add_servers(None, config);
+        if store.inner.options.shared.is_some() {
+            tokio::spawn(fleet::follow(store.inner.clone()));
+        }
         store
     }
 
@@ -144,75 +157,26 @@ impl Store {
         self.inner.started.cancel();
     }
 
-    /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent.
-    pub fn add_servers(&self, agent: Option<&str>, config: McpConfig) {
-        let added = !config.servers.is_empty();
-        let starts = Start::of_all(config.servers.iter().map(|e| &e.state), &self.inner.options);
-        for (entry, start) in config.servers.into_iter().zip(starts) {
-            self.remove_server(agent, &entry.name);
-            let service = self.register(agent, &entry.name, start);
-            if let ServerState::Enabled(spec) = entry.state {
-                let task = tokio::spawn(supervisor::run(self.inner.clone(), service.clone(), spec));
-                *lock(&service.supervisor) = Some(task);
-            }
-        }
-        if added {
-            self.inner.membership_changed(Members::Of(agent));
-        }
+    /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent;
+    /// with a shared state, for the whole fleet. `entries` are as written, each beside
+    /// its parsed form, so that every host expands `${VAR}` from its own environment.
+    pub fn add_servers(
+        &self,
+        agent: Option<&str>,
+        config: McpConfig,
+        entries: Vec<(String, serde_json::Value)>,
+    ) {
+        self.inner.add_servers(agent, config);
+        let shared = entries.into_iter().map(|(name, entry)| (name, Some(entry)));
+        fleet::share(&self.inner, agent, shared.collect());
     }
 
-    fn register(&self, agent: Option<&str>, local: &str, start: Start) -> Arc<Service> {
-        let mut services = write(&self.inner.services);
-        let service = Arc::new(Service {
-            agent: agent.map(str::to_owned),
-            local: local.to_owned(),
-            global: unique_global_name(&services, agent, local),
-            remote: start.remote,
-            timeout: start.timeout,
-            max_total: start.max_total,
-            state: watch::Sender::new(State {
-                phase: start.phase,
-                last_error: start.last_error,
-                cached: !start.tools.is_empty(),
-                tools: start.tools,
-                connected_at: None,
-                restarts: 0,
-                revision: 0,
-            }),
-            session: watch::Sender::new(None),
-            stop: CancellationToken::new(),
-            supervisor: Mutex::new(None),
-            slot: start.slot,
-            wanted: CancellationToken::new(),
-        });
-        services.push(service.clone());
-        service
-    }
-
-    /// Stops and forgets a server; its process tree is ended by its supervisor.
+    /// Stops and forgets a server, in the whole fleet with a shared state; its process
+    /// tree is ended by its supervisor.
     pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
-        let (removed, emptied) = {
-            let mut services = write(&self.inner.services);
-            let index = services
-                .iter()
-                .position(|s| s.agent.as_deref() == agent && s.local == name);
-            let removed = index.map(|i| services.remove(i));
-            let emptied = agent.is_some() && !services.iter().any(|s| s.agent.as_deref() == agent);
-            (removed, emptied)
-        };
-        match removed {
-            Some(service) => {
-                service.stop.cancel();
-                if emptied {
-                    // A host that gives each passing agent servers of its own would
-                    // otherwise keep every gone agent's search index.
-                    self.forget_index(agent);
-                }
-                self.inner.membership_changed(Members::Of(agent));
-                true
-            }
-            None => false,
-        }
+        let removed = self.inner.remove_server(agent, name);
+        fleet::share(&self.inner, agent, vec![(name.to_owned(), None)]);
+        removed
     }
 
     /// Changes with every change to any server's state or tools.
@@ -314,8 +278,21 @@ impl Store {
         in_parallel(waits).await;
     }
 
+    /// The live instances of the store's fleet; this one alone without a shared state.
+    pub async fn instances(&self) -> Vec<Instance> {
+        fleet::instances(&self.inner).await
+    }
+
+    /// The shared state, if the store has one.
+    pub fn shared(&self) -> Option<&Arc<Shared>> {
+        self.inner.options.shared.as_ref()
+    }
+
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
+        if !self.inner.closed.is_cancelled() {
+            fleet::leave(&self.inner).await;
+        }
         self.inner.closed.cancel();
         let services: Vec<_> = write(&self.inner.services).drain(..).collect();
         for service in &services {

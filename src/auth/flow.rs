@@ -59,7 +59,7 @@ impl SignIn {
             http: Guarded::new(server),
             server: server.to_owned(),
             url: url.to_owned(),
-            store: RecordStore::new(hooks.tokens.clone(), url.to_owned()),
+            store: RecordStore::new(hooks.tokens.clone(), url.to_owned(), hooks.leases.clone()),
             spec,
             hooks,
             generation: AtomicU64::new(0),

@@ -13,6 +13,7 @@ pub(crate) mod endpoint_policy;
 mod flow;
 mod keyed;
 mod loopback;
+pub mod shared;
 pub mod store;
 mod tokens;
 
@@ -45,6 +46,8 @@ pub trait Authorizer: Send + Sync {
 pub struct OAuthHooks {
     authorizer: Option<Arc<dyn Authorizer>>,
     tokens: Arc<dyn TokenStore>,
+    /// A fleet's refresh leases, when its sign-ins are shared.
+    leases: Option<shared::Leases>,
     /// The servers whose person is signing in now, by name: their clocks stand still.
     signing_in: Arc<watch::Sender<HashSet<String>>>,
 }
@@ -54,7 +57,23 @@ impl OAuthHooks {
         OAuthHooks {
             authorizer,
             tokens,
+            leases: None,
             signing_in: Arc::new(watch::Sender::new(HashSet::new())),
+        }
+    }
+
+    /// Sign-ins kept in a fleet's shared state (sealed), refreshed under its leases. A
+    /// host's own token store (`own`) keeps them instead, still under the fleet's leases.
+    pub fn shared(
+        authorizer: Option<Arc<dyn Authorizer>>,
+        own: Option<Arc<dyn TokenStore>>,
+        tokens: shared::SharedTokens,
+        state: Arc<crate::state::Shared>,
+    ) -> Self {
+        let tokens = own.unwrap_or_else(|| Arc::new(tokens));
+        OAuthHooks {
+            leases: Some(shared::Leases::new(state)),
+            ..OAuthHooks::new(authorizer, tokens)
         }
     }
 

@@ -1,14 +1,24 @@
 //! rmcp's `CredentialStore` over one server's `Record` in a `TokenStore`: what rmcp's
 //! manager saves after a code exchange or a refresh lands in the record, beside the
-//! registration toolnexus keeps there.
+//! registration toolnexus keeps there. In a fleet, a refresh waits for the sign-in's
+//! lease (see `shared`), and tokens about to expire are read again first: another
+//! instance may have refreshed them already.
 
 use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use tokio::sync::Mutex;
 
+use super::shared::{Lease, Leases};
 use super::store::{Record, TokenStore};
+
+/// rmcp refreshes when fewer than `min(30, expires_in / 2)` seconds remain; a fleet reads
+/// the record again a second before that.
+const REFRESH_BUFFER_SECS: u64 = 30;
 
 #[derive(Clone)]
 pub struct RecordStore {
@@ -16,15 +26,27 @@ pub struct RecordStore {
     key: String,
     /// The record as last read or written; loaded once, on first use.
     record: Arc<Mutex<Option<Record>>>,
+    /// The fleet's refresh leases, when sign-ins are shared.
+    leases: Option<Leases>,
+    /// A lease taken by `load` for the refresh rmcp is about to make.
+    lease: Arc<Mutex<Option<Lease>>>,
 }
 
 impl RecordStore {
-    pub fn new(store: Arc<dyn TokenStore>, key: String) -> RecordStore {
+    pub fn new(store: Arc<dyn TokenStore>, key: String, leases: Option<Leases>) -> RecordStore {
         RecordStore {
             store,
             key,
             record: Arc::default(),
+            leases,
+            lease: Arc::default(),
         }
+    }
+
+    /// The record as the token store has it now.
+    async fn reload(&self) -> Result<Record, AuthError> {
+        *self.record.lock().await = None;
+        self.record().await
     }
 
     /// The record, read from the store the first time.
@@ -55,7 +77,47 @@ impl RecordStore {
 #[async_trait]
 impl CredentialStore for RecordStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        Ok(self.record().await?.credentials)
+        let record = self.record().await?;
+        let Some(leases) = &self.leases else {
+            return Ok(record.credentials);
+        };
+        if !expiring(record.credentials.as_ref()) {
+            return Ok(record.credentials);
+        }
+        // This instance's own refresh is under way: rmcp reads the record inside it.
+        if self
+            .lease
+            .lock()
+            .await
+            .as_ref()
+            .is_some_and(Lease::is_fresh)
+        {
+            return Ok(record.credentials);
+        }
+        // Whoever refreshes now finishes first; then the record says what it got.
+        let lease = leases.acquire(&self.key).await;
+        let record = self.reload().await?;
+        if expiring(record.credentials.as_ref()) {
+            *self.lease.lock().await = Some(lease);
+        }
+        Ok(record.credentials)
+    }
+
+    /// The fleet's lease for this sign-in, held through rmcp's refresh and its save.
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let Some(leases) = &self.leases else {
+            return Ok(None);
+        };
+        let taken = self.lease.lock().await.take().filter(Lease::is_fresh);
+        let lease = match taken {
+            Some(lease) => lease,
+            None => {
+                let lease = leases.acquire(&self.key).await;
+                self.reload().await?;
+                lease
+            }
+        };
+        Ok(Some(CredentialRefreshGuard::new(lease)))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
@@ -71,8 +133,46 @@ impl CredentialStore for RecordStore {
     /// that the next request signs in again rather than retrying it.
     async fn on_refresh_token_rejected(
         &self,
-        _credentials: &StoredCredentials,
+        credentials: &StoredCredentials,
     ) -> Result<(), AuthError> {
+        // In a fleet, only while the record still holds the rejected tokens: another
+        // instance's newer ones stay.
+        if self.leases.is_some() {
+            let current = self.reload().await?.credentials;
+            if refresh_token(current.as_ref()) != refresh_token(Some(credentials)) {
+                return Ok(());
+            }
+        }
         self.clear().await
     }
+}
+
+/// A member of the token response as the authorization server sent it (rmcp's type
+/// reads it through a trait of a crate toolnexus does not name).
+fn member(credentials: Option<&StoredCredentials>, name: &str) -> Option<serde_json::Value> {
+    let token = serde_json::to_value(credentials?.token_response.as_ref()?).ok()?;
+    token.get(name).cloned()
+}
+
+fn refresh_token(credentials: Option<&StoredCredentials>) -> Option<String> {
+    member(credentials, "refresh_token")?
+        .as_str()
+        .map(str::to_owned)
+}
+
+/// Whether rmcp is about to refresh these tokens (or will within a second).
+fn expiring(credentials: Option<&StoredCredentials>) -> bool {
+    let Some(received) = credentials.and_then(|c| c.token_received_at) else {
+        return false;
+    };
+    let Some(lifetime) = member(credentials, "expires_in").and_then(|v| v.as_u64()) else {
+        return false;
+    };
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let remaining = lifetime.saturating_sub(now.saturating_sub(received));
+    let buffer = REFRESH_BUFFER_SECS.min(lifetime / 2).max(1);
+    remaining < buffer + 1
 }

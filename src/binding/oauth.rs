@@ -10,22 +10,32 @@ use napi::threadsafe_function::ThreadsafeFunction;
 use serde_json::{Value, json};
 
 use super::{ConfigSource, load_config};
+use crate::auth::shared::SharedTokens;
 use crate::auth::store::StoreFuture;
 use crate::auth::{Authorizer, FileTokenStore, OAuthHooks, TokenStore};
 use crate::config::{ServerState, TransportSpec};
+use crate::state::Shared;
 
 /// A JS function of one string that resolves a JSON answer: `{ value }` or `{ error }`.
 pub type JsCall = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
-/// The hooks for `opts.oauth`: the host's store, else the file store.
-pub fn hooks(authorize: Option<JsCall>, tokens: Option<JsCall>) -> OAuthHooks {
-    OAuthHooks::new(
-        authorize.map(|f| Arc::new(JsAuthorizer(Arc::new(f))) as Arc<dyn Authorizer>),
-        match tokens {
-            Some(f) => Arc::new(JsTokenStore(Arc::new(f))),
-            None => Arc::new(FileTokenStore::new()),
-        },
-    )
+/// The hooks for `opts.oauth`: the host's store, else the fleet's (when `shared` has a
+/// key), else the file store.
+pub fn hooks(
+    authorize: Option<JsCall>,
+    tokens: Option<JsCall>,
+    shared: Option<&Arc<Shared>>,
+) -> OAuthHooks {
+    let authorizer = authorize.map(|f| Arc::new(JsAuthorizer(Arc::new(f))) as Arc<dyn Authorizer>);
+    let own = tokens.map(|f| Arc::new(JsTokenStore(Arc::new(f))) as Arc<dyn TokenStore>);
+    let fleet = shared.and_then(|shared| Some((SharedTokens::new(shared.clone())?, shared)));
+    match fleet {
+        Some((fleet, shared)) => OAuthHooks::shared(authorizer, own, fleet, shared.clone()),
+        None => OAuthHooks::new(
+            authorizer,
+            own.unwrap_or_else(|| Arc::new(FileTokenStore::new())),
+        ),
+    }
 }
 
 /// Calls `f` with `arg`; the answer's `value` (a string or null), or its `error`.

@@ -12,10 +12,12 @@ use super::bounded::{Bounded, Callback};
 use super::call_queue::{CallQueue, WakeFn};
 use super::listing::NativeListing;
 use super::oauth::{JsCall, hooks as oauth_hooks};
-use super::{ConfigSource, call_timeout, host_loop, load_config};
+use super::state::{self, NativeState, SharedStateStatus};
+use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
 use crate::session::Hooks;
+use crate::state::Shared;
 use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall, default_catalog_dir};
 
 /// Store options in milliseconds; every field is optional.
@@ -33,10 +35,13 @@ pub struct NativeStoreOptions {
     pub catalog: Option<bool>,
     /// The catalog's folder, instead of the platform's cache folder.
     pub catalog_dir: Option<String>,
+    /// The fleet's shared state.
+    pub state: Option<NativeState>,
 }
 
-impl From<NativeStoreOptions> for StoreOptions {
-    fn from(js: NativeStoreOptions) -> Self {
+impl StoreOptions {
+    /// The options of `js`, on the shared state `shared` (opened from `js.state`).
+    fn of(js: NativeStoreOptions, shared: Option<Arc<Shared>>) -> Self {
         let ms = |value: Option<f64>, default: Duration| {
             value.and_then(duration::from_millis).unwrap_or(default)
         };
@@ -48,6 +53,8 @@ impl From<NativeStoreOptions> for StoreOptions {
             backoff: ms(js.backoff_ms, defaults.backoff),
             backoff_max: ms(js.backoff_max_ms, defaults.backoff_max),
             lazy: js.lazy.unwrap_or(false),
+            share_catalog: js.catalog != Some(false),
+            shared,
             catalog: match js.catalog {
                 Some(false) => None,
                 _ => js
@@ -115,10 +122,12 @@ impl NativeStore {
                 servers: Vec::new(),
             },
         };
-        let options = StoreOptions::from(options.unwrap_or_default());
+        let mut options = options.unwrap_or_default();
+        let shared = within_runtime_if_available(|| state::open(options.state.take()))?;
+        let options = StoreOptions::of(options, shared.clone());
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
         let hooks = Hooks {
-            oauth: oauth_hooks(on_authorize, token_store),
+            oauth: oauth_hooks(on_authorize, token_store, shared.as_ref()),
             ..Hooks::default()
         };
         let store = within_runtime_if_available(|| Store::new(config, hooks, options));
@@ -204,8 +213,9 @@ impl NativeStore {
     /// Adds (or replaces, by name) servers of the store (`agent` null) or of an agent.
     #[napi(catch_unwind)]
     pub fn add_servers(&self, agent: Option<String>, source: ConfigSource) -> Result<()> {
-        let config = load_config(source)?;
-        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config));
+        let (config, entries) = McpConfig::load_with_entries(&source.into())
+            .map_err(|e| Error::new(Status::InvalidArg, e.0))?;
+        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config, entries));
         Ok(())
     }
 
@@ -224,8 +234,9 @@ impl NativeStore {
     ) -> Result<()> {
         let entry: Value =
             serde_json::from_str(&entry_json).map_err(|e| Error::from_reason(e.to_string()))?;
+        let entries = vec![(name.clone(), entry.clone())];
         let config = McpConfig::from_server_map(Map::from_iter([(name, entry)]));
-        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config));
+        within_runtime_if_available(|| self.store.add_servers(agent.as_deref(), config, entries));
         Ok(())
     }
 
@@ -283,6 +294,19 @@ impl NativeStore {
                 }
             })
         });
+    }
+
+    /// Whether the shared state answers (see `SharedStateStatus`).
+    #[napi(catch_unwind)]
+    pub fn shared_state(&self) -> SharedStateStatus {
+        SharedStateStatus::of(self.store.shared())
+    }
+
+    /// The live instances of the fleet, as JSON text.
+    #[napi(catch_unwind)]
+    pub fn instances<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, String>> {
+        let store = self.store.clone();
+        env.spawn_future(async move { to_json(&store.instances().await) })
     }
 
     /// Stops every server and waits until every process tree has ended.

@@ -105,7 +105,10 @@ mod tests {
     fn an_expired_value_is_not_written_late() {
         let mut pending = Pending::default();
         pending.keep("gone".into(), Write::set("v".into(), Some(Duration::ZERO)));
-        pending.keep("kept".into(), Write::set("v".into(), Some(Duration::from_secs(60))));
+        pending.keep(
+            "kept".into(),
+            Write::set("v".into(), Some(Duration::from_secs(60))),
+        );
         let keys: Vec<String> = pending.take().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["kept"]);
     }

@@ -123,10 +123,8 @@ impl Backend for RedisState {
         Box::pin(async move {
             // MGET answers nil for a key of another type, where GET would fail.
             let mut connection = self.connection.clone();
-            let values: Vec<Option<String>> = connection
-                .mget(&[key])
-                .await
-                .map_err(|e| self.failed(&e))?;
+            let values: Vec<Option<String>> =
+                connection.mget(&[key]).await.map_err(|e| self.failed(&e))?;
             Ok(values.into_iter().next().flatten())
         })
     }
@@ -239,7 +237,9 @@ pub fn shown_url(url: &str) -> String {
     };
     let authority_end = rest.find('/').unwrap_or(rest.len());
     let (authority, path) = rest.split_at(authority_end);
-    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     // A query may carry a password too (`?password=`); it is never shown.
     let path = path.split('?').next().unwrap_or_default();
     format!("{scheme}://{host}{path}")

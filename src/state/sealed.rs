@@ -85,7 +85,9 @@ mod tests {
     #[test]
     fn a_sealed_value_opens_only_under_its_own_key() {
         let seal = Seal::from_hex(KEY).expect("a key");
-        let sealed = seal.seal("toolnexus:a:oauth:x", "secret-token").expect("sealed");
+        let sealed = seal
+            .seal("toolnexus:a:oauth:x", "secret-token")
+            .expect("sealed");
         assert!(!sealed.contains("secret-token"));
         assert_eq!(
             seal.open("toolnexus:a:oauth:x", &sealed).as_deref(),

@@ -29,6 +29,15 @@ pub enum Health {
     Unavailable(String),
 }
 
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("namespace", &self.namespace)
+            .field("instance", &self.instance)
+            .finish_non_exhaustive()
+    }
+}
+
 pub struct Shared {
     backend: Arc<dyn Backend>,
     namespace: String,
@@ -38,6 +47,9 @@ pub struct Shared {
     instance: String,
     health: watch::Sender<Health>,
     pending: Mutex<Pending>,
+    /// Values this instance holds for the fleet (sign-ins): written back, where missing,
+    /// when the state is reached again, as a state restarted empty has lost them.
+    held: Mutex<std::collections::HashMap<String, String>>,
 }
 
 impl Shared {
@@ -50,6 +62,7 @@ impl Shared {
             instance: random_id(),
             health: watch::Sender::new(Health::Connecting),
             pending: Mutex::default(),
+            held: Mutex::default(),
         }
     }
 
@@ -129,6 +142,37 @@ impl Shared {
     /// Writes `value` under `name`; kept and written later when the state does not answer.
     pub async fn put(&self, name: &str, value: String, ttl: Option<Duration>) {
         self.write(self.key(name), Write::set(value, ttl)).await;
+    }
+
+    /// Writes `value` under `name` as [`put`](Self::put) does, and holds it: should the
+    /// state lose it, it is written back when the state is reached again.
+    pub async fn hold(&self, name: &str, value: String) {
+        lock(&self.held).insert(name.to_owned(), value.clone());
+        self.put(name, value, None).await;
+    }
+
+    /// Deletes `name` and stops holding it.
+    pub async fn release(&self, name: &str) {
+        lock(&self.held).remove(name);
+        self.remove(name).await;
+    }
+
+    /// Writes back each value held that the state no longer has; a newer one written by
+    /// another instance meanwhile stays.
+    async fn write_back(&self) {
+        let held: Vec<(String, String)> = lock(&self.held)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        for (name, value) in held {
+            if self
+                .compare_and_set(&name, None, Some(value), None)
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
     }
 
     /// Deletes `name`; kept and done later when the state does not answer.
@@ -211,6 +255,7 @@ impl Shared {
                     Feed::Joined => {
                         shared.reached();
                         shared.flush().await;
+                        shared.write_back().await;
                     }
                     Feed::Lost(reason) => shared.lost(reason.clone()),
                     Feed::Message(_) => {}

@@ -48,18 +48,31 @@ fn dir_for(os: &str, var: &dyn Fn(&str) -> Option<OsString>) -> Option<PathBuf> 
     Some(base.join("toolnexus").join("catalog"))
 }
 
-/// Where one server's listing rests.
+/// Where one server's listing rests: a file in the catalog's folder, if there is one, and
+/// a key of the shared state, if the store has one; both named by the same digest.
 pub struct Slot {
-    /// For listings anyone with this entry may share.
-    public: PathBuf,
-    /// For listings only the holder of this entry's secrets may see.
-    private: PathBuf,
+    dir: Option<PathBuf>,
+    /// The digest of listings anyone with this entry may share.
+    public: String,
+    /// The digest of listings only the holder of this entry's secrets may see.
+    private: String,
     /// Whether the entry has secrets: then a listing of unsaid scope is private.
     has_secrets: bool,
     /// A digest of the tools' JSON as last written, not to write the same again; `None`
     /// until the first write, which takes it from the file it would replace. Not taken
     /// when reading: a store's start reads every file, and hashing them was a tenth of it.
     last: Mutex<Option<String>>,
+    /// The document last written, to write again into a shared state that lost it.
+    document: Mutex<Option<Document>>,
+}
+
+/// A listing as it is kept: the catalog file's text, and the digest it is named by.
+#[derive(Clone)]
+pub struct Document {
+    pub digest: String,
+    pub text: String,
+    /// How long it stays fresh, when the server said.
+    pub ttl: Option<Duration>,
 }
 
 /// A catalog file; `T` is its tools: their JSON text, or, read at a store's start, the
@@ -76,10 +89,15 @@ struct File<'a, T> {
 }
 
 impl<T> File<'_, T> {
+    /// Whether it is a catalog document kept under `digest`.
+    fn is_named(&self, digest: &str) -> bool {
+        self.format == FORMAT && self.key == digest
+    }
+
     /// Whether it is a catalog file, named by its own key.
     fn is_ours(&self, path: &Path) -> bool {
         let named = path.file_stem().and_then(|s| s.to_str());
-        self.format == FORMAT && Some(self.key.as_ref()) == named
+        named.is_some_and(|digest| self.is_named(digest))
     }
 
     fn is_stale(&self) -> bool {
@@ -89,7 +107,7 @@ impl<T> File<'_, T> {
 }
 
 impl Slot {
-    pub fn new(dir: &Path, spec: &ServerSpec) -> Slot {
+    pub fn new(dir: Option<&Path>, spec: &ServerSpec) -> Slot {
         let (key, secrets) = entry_key(spec);
         let public = hex_digest(&[key.as_bytes()]);
         let mut parts = vec![key.as_bytes(), b"\0secrets"];
@@ -100,11 +118,22 @@ impl Slot {
         );
         let private = hex_digest(&parts);
         Slot {
-            public: dir.join(format!("{public}.json")),
-            private: dir.join(format!("{private}.json")),
+            dir: dir.map(Path::to_owned),
+            public,
+            private,
             has_secrets: !secrets.is_empty(),
             last: Mutex::default(),
+            document: Mutex::default(),
         }
+    }
+
+    /// The digests its listings may be kept under: the private one first.
+    pub fn digests(&self) -> [&str; 2] {
+        [&self.private, &self.public]
+    }
+
+    fn path(&self, digest: &str) -> Option<PathBuf> {
+        Some(self.dir.as_ref()?.join(format!("{digest}.json")))
     }
 
     /// The listing on disk, if one is there, ours, whole and fresh: the private one first.
@@ -112,17 +141,19 @@ impl Slot {
     /// memory a process touches for the first time costs microseconds a page, and a fresh
     /// buffer per file was a third of reading the catalog.
     pub fn read(&self, buffer: &mut Vec<u8>) -> Option<Vec<ListedTool>> {
-        [&self.private, &self.public]
+        self.digests()
             .into_iter()
-            .find_map(|path| read_tools(path, buffer))
+            .filter_map(|digest| self.path(digest))
+            .find_map(|path| read_tools(&path, buffer))
     }
 
-    /// Keeps a live listing, unless it is the one already kept. A positive `ttlMs` gives it
-    /// an expiry; 0 is no hint, as for the store's re-listing (the kept listing is only
-    /// ever shown until the live one comes). A failure to write costs only the catalog.
-    pub fn write(&self, tools: &[ListedTool], hints: CacheHints) {
+    /// Keeps a live listing, unless it is the one already kept, and answers the document
+    /// it kept (`None`: the same as before). A positive `ttlMs` gives it an expiry; 0 is
+    /// no hint, as for the store's re-listing (the kept listing is only ever shown until
+    /// the live one comes). A failure to write the file costs only the file.
+    pub fn write(&self, tools: &[ListedTool], hints: CacheHints) -> Option<Document> {
         let private = hints.private.unwrap_or(self.has_secrets);
-        let (path, other) = match private {
+        let (digest, other) = match private {
             true => (&self.private, &self.public),
             false => (&self.public, &self.private),
         };
@@ -131,34 +162,54 @@ impl Slot {
         let json = wire_array(tools);
         let lifetime = hints.ttl_ms.filter(|ms| ms.is_finite() && *ms > 0.0);
         // A listing with a lifetime is written again to move its expiry.
-        let digest = hex_digest(&[json.as_bytes()]);
+        let tools_digest = hex_digest(&[json.as_bytes()]);
+        let path = self.path(digest);
         if last.is_none() {
-            *last = written_digest(path);
+            *last = path.as_deref().and_then(written_digest);
         }
-        if lifetime.is_none() && last.as_deref() == Some(digest.as_str()) {
-            return;
+        if lifetime.is_none() && last.as_deref() == Some(tools_digest.as_str()) {
+            return None;
         }
         let expires_at = lifetime.map(|ms| now_ms() + ms);
-        let Ok(raw) = RawValue::from_string(json) else {
-            return;
-        };
-        let key = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
+        let raw = RawValue::from_string(json).ok()?;
         let file = File {
             format: FORMAT.into(),
-            key: key.into(),
+            key: digest.into(),
             expires_at,
             tools: &raw,
         };
-        let Ok(bytes) = serde_json::to_vec(&file) else {
-            return;
-        };
-        if write_private(path, &bytes).is_ok() {
-            let _ = std::fs::remove_file(other);
-            *last = Some(digest);
+        let text = serde_json::to_string(&file).ok()?;
+        if let Some(path) = &path
+            && write_private(path, text.as_bytes()).is_ok()
+        {
+            let _ = self.path(other).map(std::fs::remove_file);
         }
+        *last = Some(tools_digest);
+        let document = Document {
+            digest: digest.clone(),
+            text,
+            ttl: lifetime.map(|ms| Duration::from_millis(ms as u64)),
+        };
+        *lock(&self.document) = Some(document.clone());
+        Some(document)
+    }
+
+    /// The document last written, if any.
+    pub fn last_document(&self) -> Option<Document> {
+        lock(&self.document).clone()
+    }
+
+    /// Takes a listing kept elsewhere (the shared state's `text` under `digest`) as this
+    /// slot's own: its tools, when it is whole, ours and fresh, and from then on the
+    /// listing a live one is compared with.
+    pub fn adopt(&self, digest: &str, text: &str) -> Option<Vec<ListedTool>> {
+        let file: File<Vec<ToolView>> = serde_json::from_str(text).ok()?;
+        if !file.is_named(digest) || file.is_stale() {
+            return None;
+        }
+        let tools: Vec<ListedTool> = file.tools.into_iter().map(ListedTool::from).collect();
+        *lock(&self.last) = Some(hex_digest(&[wire_array(&tools).as_bytes()]));
+        Some(tools)
     }
 }
 

@@ -41,13 +41,13 @@ fn a_listing_survives_and_keeps_no_secret() {
         ttl_ms: None,
         private: Some(false),
     };
-    Slot::new(&dir, &spec(entry.clone())).write(&tools(&["a", "b"]), hints);
-    let read = Slot::new(&dir, &spec(entry.clone()))
+    Slot::new(Some(&dir), &spec(entry.clone())).write(&tools(&["a", "b"]), hints);
+    let read = Slot::new(Some(&dir), &spec(entry.clone()))
         .read(&mut Vec::new())
         .expect("the listing");
     assert_eq!(names(&read), ["a", "b"]);
     let other = serde_json::json!({ "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer someone-else-entirely" } });
-    let shared = Slot::new(&dir, &spec(other))
+    let shared = Slot::new(Some(&dir), &spec(other))
         .read(&mut Vec::new())
         .expect("a public listing is shared");
     assert_eq!(names(&shared), ["a", "b"]);
@@ -77,13 +77,13 @@ fn a_private_listing_is_never_shared_across_secrets() {
         ttl_ms: None,
         private: None,
     };
-    Slot::new(&dir, &spec(entry(SECRET))).write(&tools(&["mine"]), hints);
+    Slot::new(Some(&dir), &spec(entry(SECRET))).write(&tools(&["mine"]), hints);
     assert!(
-        Slot::new(&dir, &spec(entry("another-users-token")))
+        Slot::new(Some(&dir), &spec(entry("another-users-token")))
             .read(&mut Vec::new())
             .is_none()
     );
-    let mine = Slot::new(&dir, &spec(entry(SECRET)))
+    let mine = Slot::new(Some(&dir), &spec(entry(SECRET)))
         .read(&mut Vec::new())
         .expect("the owner's");
     assert_eq!(names(&mine), ["mine"]);
@@ -94,7 +94,7 @@ fn a_private_listing_is_never_shared_across_secrets() {
 fn an_expired_listing_is_not_shown() {
     let dir = temp_dir("ttl");
     let entry = serde_json::json!({ "command": ["server"] });
-    let slot = Slot::new(&dir, &spec(entry.clone()));
+    let slot = Slot::new(Some(&dir), &spec(entry.clone()));
     slot.write(&tools(&["a"]), CacheHints::default());
     assert!(slot.read(&mut Vec::new()).is_some());
     slot.write(
@@ -121,8 +121,11 @@ fn an_expired_listing_is_not_shown() {
 #[test]
 fn corrupt_and_foreign_files_are_ignored_then_replaced() {
     let dir = temp_dir("hostile");
-    let slot = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
-    let path = slot.public.clone();
+    let slot = Slot::new(
+        Some(&dir),
+        &spec(serde_json::json!({ "command": ["server"] })),
+    );
+    let path = slot.path(&slot.public).expect("a folder");
     std::fs::create_dir_all(&dir).expect("the folder");
     let deep = "[".repeat(100_000);
     let key = path
@@ -184,14 +187,26 @@ fn the_cache_folder_follows_xdg_else_the_platform() {
 #[test]
 fn a_fifo_or_a_folder_in_place_of_a_file_is_not_waited_for() {
     let dir = temp_dir("fifo");
-    let slot = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
+    let slot = Slot::new(
+        Some(&dir),
+        &spec(serde_json::json!({ "command": ["server"] })),
+    );
     std::fs::create_dir_all(&dir).expect("the folder");
-    let fifo = std::ffi::CString::new(slot.public.as_os_str().as_encoded_bytes()).expect("a path");
+    let fifo = std::ffi::CString::new(
+        slot.path(&slot.public)
+            .expect("a folder")
+            .as_os_str()
+            .as_encoded_bytes(),
+    )
+    .expect("a path");
     // SAFETY: a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0, "a FIFO");
     std::fs::create_dir(&slot.private).expect("a folder");
     let (done, read) = std::sync::mpsc::channel();
-    let reader = Slot::new(&dir, &spec(serde_json::json!({ "command": ["server"] })));
+    let reader = Slot::new(
+        Some(&dir),
+        &spec(serde_json::json!({ "command": ["server"] })),
+    );
     // On a thread: a read that waited for a writer would hang the test, not fail it.
     std::thread::spawn(move || done.send(reader.read(&mut Vec::new()).is_none()));
     assert_eq!(read.recv_timeout(Duration::from_secs(10)), Ok(true));
@@ -210,8 +225,8 @@ fn a_tools_members_survive_the_catalog() {
         .expect("a page")
         .into_parts()
         .0;
-    Slot::new(&dir, &spec(entry.clone())).write(&listed, CacheHints::default());
-    let read = Slot::new(&dir, &spec(entry))
+    Slot::new(Some(&dir), &spec(entry.clone())).write(&listed, CacheHints::default());
+    let read = Slot::new(Some(&dir), &spec(entry))
         .read(&mut Vec::new())
         .expect("the listing");
     assert_eq!(read[0].title.as_deref(), Some("The T"));
@@ -224,14 +239,14 @@ fn a_tools_members_survive_the_catalog() {
 fn a_listing_already_kept_is_not_written_again() {
     let dir = temp_dir("unchanged");
     let entry = serde_json::json!({ "command": ["server"] });
-    Slot::new(&dir, &spec(entry.clone())).write(&tools(&["a"]), CacheHints::default());
+    Slot::new(Some(&dir), &spec(entry.clone())).write(&tools(&["a"]), CacheHints::default());
     let written = |slot: &Slot| {
-        std::fs::metadata(&slot.public)
+        std::fs::metadata(slot.path(&slot.public).expect("a folder"))
             .and_then(|m| m.modified())
             .expect("the file")
     };
     // A store started later reads the file, then lists the same tools live.
-    let slot = Slot::new(&dir, &spec(entry));
+    let slot = Slot::new(Some(&dir), &spec(entry));
     assert_eq!(
         names(&slot.read(&mut Vec::new()).expect("the listing")),
         ["a"]

@@ -35,11 +35,6 @@ impl Store {
         self.view_index(agent).index.heap_bytes()
     }
 
-    /// Drops the view's index, if it has one.
-    pub(super) fn forget_index(&self, agent: Option<&str>) {
-        lock(&self.inner.indexes).remove(&agent.map(str::to_owned));
-    }
-
     /// Whether the view has an index (built, and not forgotten since).
     #[cfg(test)]
     pub(super) fn has_index(&self, agent: Option<&str>) -> bool {

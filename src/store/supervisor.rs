@@ -11,8 +11,8 @@ use crate::listed_tool::ListedTool;
 use crate::session::error::Kind;
 use crate::session::{Failure, Session};
 
-use super::Phase;
 use super::service::{Inner, Service, normalized};
+use super::{Phase, fleet};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
     // A lazy server starts when a call or a listing wants it.
@@ -54,7 +54,7 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 let since = Instant::now();
                 service.session.send_replace(Some(session.clone()));
                 let tools = normalized(tools);
-                keep(&service, &session, &tools);
+                keep(&inner, &service, &session, &tools);
                 inner.change(&service, |s| {
                     s.phase = Phase::Connected;
                     s.tools = tools;
@@ -115,18 +115,30 @@ fn fail(inner: &Inner, service: &Service, reason: String, needs_sign_in: bool) {
     });
 }
 
-/// Writes a live listing to the catalog, off the runtime's threads.
-fn keep(service: &Service, session: &Session, tools: &Arc<Vec<ListedTool>>) {
-    if let Some(slot) = service.slot.clone() {
-        let (tools, hints) = (tools.clone(), session.cache_hints());
-        tokio::task::spawn_blocking(move || slot.write(&tools, hints));
-    }
+/// Writes a live listing to the catalog, off the runtime's threads; one that differs
+/// from the listing kept before goes to the fleet's too.
+fn keep(inner: &Inner, service: &Service, session: &Session, tools: &Arc<Vec<ListedTool>>) {
+    let Some(slot) = service.slot.clone() else {
+        return;
+    };
+    let (tools, hints) = (tools.clone(), session.cache_hints());
+    let written = tokio::task::spawn_blocking(move || slot.write(&tools, hints));
+    let shared = inner
+        .options
+        .shared
+        .clone()
+        .filter(|_| inner.options.share_catalog);
+    tokio::spawn(async move {
+        if let (Ok(Some(document)), Some(shared)) = (written.await, shared) {
+            fleet::share_listing(&shared, document).await;
+        }
+    });
 }
 
 /// Takes a new live listing: kept, then shown.
 fn relisted(inner: &Inner, service: &Service, session: &Session, tools: Vec<ListedTool>) {
     let tools = normalized(tools);
-    keep(service, session, &tools);
+    keep(inner, service, session, &tools);
     inner.change(service, |s| s.tools = tools);
 }
 
@@ -159,12 +171,22 @@ async fn watch(inner: &Inner, service: &Service, session: &Session) -> Option<St
                 Err(Failure::Aborted) => return None,
                 Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },
-            Ok(()) = changed.changed() => match session.list_tools(&service.stop).await {
+            // The server said the tools changed, or another instance of the fleet saw them
+            // change.
+            _ = relisted_elsewhere(&mut changed, service) => match session.list_tools(&service.stop).await {
                 Ok(tools) => relisted(inner, service, session, tools),
                 Err(Failure::Aborted) => return None,
                 Err(Failure::Reason(reason)) => return Some(reason.into_text()),
             },
         }
+    }
+}
+
+/// Resolves when the session's server says its tools changed, or the fleet does.
+async fn relisted_elsewhere(changed: &mut tokio::sync::watch::Receiver<u64>, service: &Service) {
+    tokio::select! {
+        Ok(()) = changed.changed() => {}
+        _ = service.relist.notified() => {}
     }
 }
 

@@ -13,14 +13,14 @@ async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
     let (whole, a) = (store.revision(None), store.revision(Some("a")));
     assert_eq!(a, 0, "an agent with no services has never changed");
 
-    store.add_servers(Some("b"), disabled(&["x"]));
+    store.add_servers(Some("b"), disabled(&["x"]), Vec::new());
     assert_eq!(store.revision(Some("a")), a, "agent b's addition");
     assert!(
         store.revision(None) > whole,
         "the store view sees every addition"
     );
 
-    store.add_servers(Some("a"), disabled(&["y"]));
+    store.add_servers(Some("a"), disabled(&["y"]), Vec::new());
     let a = store.revision(Some("a"));
     assert_eq!(a, store.version());
     assert!(store.remove_server(Some("b"), "x"));
@@ -40,7 +40,7 @@ async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
         store.revision(Some("a")) > a,
         "emptied by a removal, the view still moved"
     );
-    store.add_servers(Some("a"), disabled(&["z"]));
+    store.add_servers(Some("a"), disabled(&["z"]), Vec::new());
     let a = store.revision(Some("a"));
     store.close().await;
     assert!(store.revision(Some("a")) > a, "closing empties every view");
@@ -50,7 +50,7 @@ async fn a_view_revision_moves_only_with_changes_the_view_can_see() {
 #[tokio::test]
 async fn an_agent_emptied_of_servers_keeps_no_search_index() {
     let store = Store::new(disabled(&["s"]), Hooks::default(), StoreOptions::default());
-    store.add_servers(Some("a"), disabled(&["x", "y"]));
+    store.add_servers(Some("a"), disabled(&["x", "y"]), Vec::new());
     store.search_tools(Some("a"), "x", 5);
     store.search_tools(None, "x", 5);
     assert!(store.remove_server(Some("a"), "x"));

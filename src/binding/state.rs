@@ -1,0 +1,63 @@
+//! `opts.state` across the boundary: a Redis URL with its namespace and key, opened in
+//! the core; and what a store says of it (`sharedState()`).
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::state::{Health, Shared, open_redis};
+
+/// The state option as the JS layer resolved it (`key` already taken from
+/// `TOOLNEXUS_STATE_KEY` when not given).
+#[napi(object)]
+pub struct NativeState {
+    pub url: String,
+    pub namespace: Option<String>,
+    pub key: Option<String>,
+}
+
+/// Opens the shared state of `state`; its errors are the config errors users read.
+pub fn open(state: Option<NativeState>) -> Result<Option<Arc<Shared>>> {
+    let Some(state) = state else { return Ok(None) };
+    let key = state.key.as_deref().filter(|k| !k.is_empty());
+    open_redis(&state.url, state.namespace.as_deref(), key)
+        .map(Some)
+        .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
+}
+
+/// What `sharedState()` answers.
+#[napi(object)]
+pub struct SharedStateStatus {
+    pub status: String,
+    pub reason: Option<String>,
+    pub namespace: Option<String>,
+    pub sign_ins: Option<bool>,
+}
+
+impl SharedStateStatus {
+    pub fn of(shared: Option<&Arc<Shared>>) -> SharedStateStatus {
+        let Some(shared) = shared else {
+            return SharedStateStatus {
+                status: "local".into(),
+                reason: None,
+                namespace: None,
+                sign_ins: None,
+            };
+        };
+        let (status, reason) = match shared.health() {
+            Health::Connected => ("connected", None),
+            Health::Connecting => (
+                "unavailable",
+                Some("not reached yet: the store is connecting to it".to_owned()),
+            ),
+            Health::Unavailable(reason) => ("unavailable", Some(reason)),
+        };
+        SharedStateStatus {
+            status: status.into(),
+            reason,
+            namespace: Some(shared.namespace().to_owned()),
+            sign_ins: Some(shared.seal().is_some()),
+        }
+    }
+}
