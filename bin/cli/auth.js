@@ -9,6 +9,7 @@ import { listMcpTools, parseMcpConfig } from "toolnexus"
 import { safeLine } from "../../js/terminal.js"
 import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
+import { envState } from "./state.js"
 
 const usage = "usage: toolnexus auth <server> [mcp.json] [--logout]   (default: ./mcp.json)"
 
@@ -54,7 +55,10 @@ async function run(values, positionals) {
   }
   // The person's time counts against the entry's timeout: give them minutes.
   const timeout = Math.max(entry.timeout ?? 0, SIGN_IN_MS)
-  const inventory = await listMcpTools({ [server]: { ...entry, timeout } }, { oauth: { onAuthorize } })
+  const inventory = await listMcpTools(
+    { [server]: { ...entry, timeout } },
+    { oauth: { onAuthorize }, state: envState() },
+  )
   if (inventory.status[server] !== "connected") return 1
   console.log(safeLine(`signed in to "${server}"`))
   return 0

@@ -6,6 +6,7 @@ import { loadMcp, parseMcpConfig } from "toolnexus"
 
 import { safeBlock, safeJson } from "../../js/terminal.js"
 import { fail } from "./fail.js"
+import { envState } from "./state.js"
 
 const usage = "usage: toolnexus call <server> <tool> [json-arguments] [--config mcp.json] [--timeout ms] [--json]"
 
@@ -43,7 +44,7 @@ async function run(values, positionals) {
   const { entry, exit } = configEntry(file, server, "toolnexus call")
   if (exit !== undefined) return exit
 
-  const source = await loadMcp({ [server]: entry })
+  const source = await loadMcp({ [server]: entry }, { state: envState() })
   try {
     const status = source.status[server]
     // A failed server's reason is already on stderr, from loadMcp.

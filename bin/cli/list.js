@@ -5,6 +5,7 @@ import { listMcpTools } from "toolnexus"
 import { PRINTS_FAILURES } from "../../js/notices.js"
 import { safeJson, safeLine } from "../../js/terminal.js"
 import { fail } from "./fail.js"
+import { envState } from "./state.js"
 
 const usage = "usage: toolnexus list [mcp.json] [--json]   (default: ./mcp.json)"
 
@@ -33,7 +34,7 @@ async function run(values, positionals) {
   let inventory
   try {
     // The listing holds each failure's reason: the library's stderr notice would repeat it.
-    inventory = await listMcpTools(path, { [PRINTS_FAILURES]: true })
+    inventory = await listMcpTools(path, { [PRINTS_FAILURES]: true, state: envState() })
   } catch (error) {
     return fail(`toolnexus: ${error.message}`)
   }

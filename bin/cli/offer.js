@@ -6,6 +6,7 @@ import { loadMcp } from "toolnexus"
 import { safeBlock, safeJson, safeLine } from "../../js/terminal.js"
 import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
+import { envState } from "./state.js"
 
 const options = {
   config: { type: "string" },
@@ -25,7 +26,7 @@ async function withServer(values, server, ask, print) {
   const file = values.config ?? "mcp.json"
   const { entry, exit } = configEntry(file, server, "toolnexus")
   if (exit !== undefined) return exit
-  const source = await loadMcp({ [server]: entry })
+  const source = await loadMcp({ [server]: entry }, { state: envState() })
   try {
     // A failed server's reason is already on stderr, from loadMcp.
     if (source.status[server] !== "connected") return 1

@@ -192,11 +192,12 @@ async fn merge_registry(inner: &Inner, shared: &Shared) -> bool {
 }
 
 /// Applies the fleet's registry: each entry newer than what this instance holds is added,
-/// replaced or removed here.
-async fn apply_registry(inner: &Arc<Inner>, shared: &Shared) {
+/// replaced or removed here. Answers whether any was added (it may have a listing kept).
+async fn apply_registry(inner: &Arc<Inner>, shared: &Shared) -> bool {
     let Ok((_, registry)) = read_registry(shared).await else {
-        return;
+        return false;
     };
+    let mut added = false;
     for (view, entries) in registry.views {
         for (name, theirs) in entries {
             let key = (view.clone(), name.clone());
@@ -216,6 +217,7 @@ async fn apply_registry(inner: &Arc<Inner>, shared: &Shared) {
                 Some(entry) => {
                     let map = serde_json::Map::from_iter([(name, entry)]);
                     inner.add_servers(agent, McpConfig::from_server_map(map));
+                    added = true;
                 }
                 None => {
                     inner.remove_server(agent, &name);
@@ -223,6 +225,7 @@ async fn apply_registry(inner: &Arc<Inner>, shared: &Shared) {
             }
         }
     }
+    added
 }
 
 /// Keeps a listing that differs from the one kept before in the shared catalog, and tells
@@ -261,10 +264,14 @@ pub(super) async fn follow(inner: Arc<Inner>) {
 /// The state is reached (at start, or again after a loss, maybe emptied meanwhile): write
 /// back what this instance holds that the state lacks, then take what it has.
 async fn rejoin(inner: &Arc<Inner>, shared: &Shared) {
+    // First what a starting instance shows at once: every listing its servers have none of.
+    fill_catalog(inner, shared).await;
     if merge_registry(inner, shared).await {
         shared.publish(news(shared, true, None)).await;
     }
-    apply_registry(inner, shared).await;
+    if apply_registry(inner, shared).await {
+        fill_catalog(inner, shared).await;
+    }
     let documents: Vec<_> = inner
         .services()
         .iter()
@@ -278,7 +285,6 @@ async fn rejoin(inner: &Arc<Inner>, shared: &Shared) {
                 .await;
         }
     }
-    fill_catalog(inner, shared).await;
     heartbeat(inner, shared).await;
 }
 
@@ -335,8 +341,8 @@ async fn heard(inner: &Arc<Inner>, shared: &Shared, text: &str) {
     if news.from == shared.instance() {
         return;
     }
-    if news.registry {
-        apply_registry(inner, shared).await;
+    if news.registry && apply_registry(inner, shared).await {
+        fill_catalog(inner, shared).await;
     }
     let Some(digest) = news.tools else { return };
     let services: Vec<Arc<Service>> = inner
