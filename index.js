@@ -10,7 +10,7 @@ import { withSearch } from "./js/meta-tools.js"
 import { bridgeOAuth } from "./js/oauth.js"
 import { PRINTS_FAILURES, report } from "./js/notices.js"
 import { withOffers } from "./js/offers.js"
-import { nativeState, tellUnsharedSignIns } from "./js/state.js"
+import { bridgeState, tellUnsharedSignIns } from "./js/state.js"
 import { lazyExtras } from "./js/tool-extra.js"
 
 export { defineTool } from "./js/define-tool.js"
@@ -43,9 +43,9 @@ export function parseMcpConfig(input) {
 
 export async function listMcpTools(input, opts) {
   const oauth = bridgeOAuth(opts?.oauth)
-  const state = nativeState(opts?.state, "listMcpTools")
+  const state = bridgeState(opts?.state, "listMcpTools")
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.listMcpTools(configSource(input), canceller, ...oauth, state),
+    native.listMcpTools(configSource(input), canceller, ...oauth, ...state),
   )
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
   if (!opts?.[PRINTS_FAILURES]) report(failures)
@@ -66,10 +66,10 @@ export async function listMcpTools(input, opts) {
 export async function loadMcp(input, opts) {
   const waitFor = opts?.waitFor && bridgeWaitFor(opts.waitFor)
   const calls = callQueue(bridgeOnLog(opts?.onLog))
-  const state = nativeState(opts?.state, "loadMcp")
+  const state = bridgeState(opts?.state, "loadMcp")
   tellUnsharedSignIns(state)
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor, calls.wake, ...bridgeOAuth(opts?.oauth), state),
+    native.loadMcp(configSource(input), canceller, waitFor, calls.wake, ...bridgeOAuth(opts?.oauth), ...state),
   )
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)

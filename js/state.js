@@ -1,19 +1,26 @@
-// `opts.state` as the binding takes it: `{ url, namespace, key }`, the key from
-// TOOLNEXUS_STATE_KEY when the option names none. A store without a key says once, at
-// start, that its sign-ins stay on this host.
+// `opts.state` as the binding takes it: `[{ url, namespace, key }, store]`, the key from
+// TOOLNEXUS_STATE_KEY when the option names none, and a host's own `StateStore` bridged
+// as one function of JSON text that never rejects (see src/binding/state_store.rs). A
+// store without a key says once, at start, that its sign-ins stay on this host.
 import { report } from "./notices.js"
 
-/** The native form of `state` for `what` (the API named in errors), or undefined. */
-export function nativeState(state, what) {
-  if (state === undefined || state === null) return undefined
-  const options = typeof state === "string" ? { url: state } : state
+/** How long one `next` of a subscription waits for messages before answering none. */
+const NEXT_MS = 1_000
+const OPS = ["get", "set", "delete", "compareAndSet", "publish", "subscribe"]
+
+const isStateStore = (value) => OPS.every((op) => typeof value?.[op] === "function")
+
+/** `[native, store]` for the binding from `state` (`what` names the API in errors); `[]` without one. */
+export function bridgeState(state, what) {
+  if (state === undefined || state === null) return []
+  const options = typeof state === "string" ? { url: state } : isStateStore(state) ? { store: state } : state
   if (typeof options !== "object") {
-    throw new TypeError(`${what}: state must be a Redis URL or { url, namespace?, key? }, got ${typeof state}`)
+    throw new TypeError(`${what}: state must be a Redis URL, { url | store, namespace?, key? } or a StateStore`)
   }
-  if (typeof options.get === "function" || options.store !== undefined) {
-    throw new TypeError(`${what}: a StateStore of your own is not supported yet; give a Redis or Valkey URL`)
+  if (options.store !== undefined && !isStateStore(options.store)) {
+    throw new TypeError(`${what}: state.store must have ${OPS.join(", ")}`)
   }
-  if (typeof options.url !== "string" || options.url === "") {
+  if (options.store === undefined && (typeof options.url !== "string" || options.url === "")) {
     throw new TypeError(`${what}: state.url must be a redis:// or rediss:// URL`)
   }
   for (const name of ["namespace", "key"]) {
@@ -22,12 +29,72 @@ export function nativeState(state, what) {
     }
   }
   const key = options.key ?? process.env.TOOLNEXUS_STATE_KEY
-  return { url: options.url, namespace: options.namespace, key: key || undefined }
+  const native = { url: options.store ? undefined : options.url, namespace: options.namespace, key: key || undefined }
+  return [native, options.store && bridgeStore(options.store)]
+}
+
+/** Runs `work`; its result as `{ value }` (a string or null), a throw as `{ error }`. */
+async function answer(work) {
+  try {
+    const value = await work()
+    return JSON.stringify({ value: value == null ? null : String(value) })
+  } catch (error) {
+    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) })
+  }
+}
+
+/** The binding's one function over a host's `StateStore`. */
+function bridgeStore(store) {
+  // Per channel: its messages not yet pulled, the pull waiting for one, the unsubscribe.
+  const channels = new Map()
+  const next = (channel) =>
+    new Promise((resolve) => {
+      const feed = channels.get(channel)
+      if (!feed) return resolve("[]")
+      const take = () => {
+        clearTimeout(timer)
+        feed.wake = undefined
+        resolve(JSON.stringify(feed.queue.splice(0)))
+      }
+      const timer = setTimeout(take, NEXT_MS).unref()
+      if (feed.queue.length > 0) take()
+      else feed.wake = take
+    })
+  const ops = {
+    get: ({ key }) => store.get(key).then((v) => (typeof v === "string" ? v : null)),
+    set: ({ key, value, ttlMs }) => store.set(key, value, ttlMs ?? undefined),
+    delete: ({ key }) => store.delete(key),
+    compareAndSet: ({ key, expected, value, ttlMs }) =>
+      store.compareAndSet(key, expected ?? null, value ?? null, ttlMs ?? undefined).then((done) => done === true),
+    publish: ({ channel, message }) => store.publish(channel, message),
+    subscribe: async ({ channel }) => {
+      const feed = { queue: [], wake: undefined, stop: undefined }
+      channels.get(channel)?.stop?.()
+      channels.set(channel, feed)
+      feed.stop = await store.subscribe(channel, (message) => {
+        // A slow reader drops the oldest news: followers read the state again on a rejoin.
+        if (feed.queue.length >= 1024) feed.queue.shift()
+        feed.queue.push(String(message))
+        feed.wake?.()
+      })
+    },
+    next: ({ channel }) => next(channel),
+    unsubscribe: async ({ channel }) => {
+      const feed = channels.get(channel)
+      channels.delete(channel)
+      await feed?.stop?.()
+    },
+  }
+  return (request) =>
+    answer(() => {
+      const parsed = JSON.parse(request)
+      return ops[parsed.op](parsed)
+    })
 }
 
 /** Says, once per process, that sign-ins are not shared without a key. */
 let told = false
-export function tellUnsharedSignIns(native) {
+export function tellUnsharedSignIns([native] = []) {
   if (told || !native || native.key) return
   told = true
   report([

@@ -11,7 +11,7 @@ import { offerMethods } from "./offers.js"
 import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { Listed } from "./listed.js"
 import { bridgeOAuth } from "./oauth.js"
-import { nativeState, tellUnsharedSignIns } from "./state.js"
+import { bridgeState, tellUnsharedSignIns } from "./state.js"
 
 const STORE = Symbol("store view")
 
@@ -44,7 +44,6 @@ const storeOptions = (opts) => {
     }
     out.catalogDir = opts.catalogDir
   }
-  out.state = nativeState(opts?.state, "createMcpStore")
   return out
 }
 
@@ -480,9 +479,10 @@ class McpStore extends View {
 export function createMcpStore(input, opts) {
   const source = input === undefined || input === null ? null : configSource(input)
   const calls = callQueue()
-  const options = storeOptions(opts)
-  const nativeStore = new native.NativeStore(source, options, calls.wake, ...bridgeOAuth(opts?.oauth))
-  tellUnsharedSignIns(options.state)
+  const [state, stateStore] = bridgeState(opts?.state, "createMcpStore")
+  const options = { ...storeOptions(opts), state }
+  const nativeStore = new native.NativeStore(source, options, calls.wake, ...bridgeOAuth(opts?.oauth), stateStore)
+  tellUnsharedSignIns([state])
   queues.set(nativeStore, calls)
   // Servers spawn a turn later: the catalog lists their tools meanwhile, a call waits for
   // its server as during a restart, and the caller's synchronous start is not slowed.

@@ -16,6 +16,7 @@ mod oauth;
 mod provider_schema;
 mod search;
 mod state;
+mod state_store;
 mod subscription;
 mod summary;
 mod wording;
@@ -105,10 +106,11 @@ pub fn list_mcp_tools<'env>(
     on_authorize: Option<oauth::JsCall>,
     token_store: Option<oauth::JsCall>,
     state: Option<state::NativeState>,
+    state_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
-    let shared = within_runtime_if_available(|| state::open(state))?;
+    let shared = within_runtime_if_available(|| state::open(state, state_store))?;
     let hooks = Hooks {
         oauth: oauth::hooks(on_authorize, token_store, shared.as_ref()),
         ..Hooks::default()
@@ -236,9 +238,10 @@ pub fn load_mcp<'env>(
     on_authorize: Option<oauth::JsCall>,
     token_store: Option<oauth::JsCall>,
     state: Option<state::NativeState>,
+    state_store: Option<oauth::JsCall>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
-    let shared = within_runtime_if_available(|| state::open(state))?;
+    let shared = within_runtime_if_available(|| state::open(state, state_store))?;
     host_loop::install(env);
     let cancel = canceller.token.clone();
     let calls = CallQueue::new(wake)?;

@@ -39,7 +39,7 @@ pub fn hooks(
 }
 
 /// Calls `f` with `arg`; the answer's `value` (a string or null), or its `error`.
-async fn call(f: &JsCall, arg: String) -> std::result::Result<Option<String>, String> {
+pub(super) async fn call(f: &JsCall, arg: String) -> std::result::Result<Option<String>, String> {
     let gone = || "the host's OAuth callback could not be called".to_owned();
     let answer = f.call_async_catch(arg).await.map_err(|_| gone())?;
     let answer = answer.await.map_err(|_| gone())?;

@@ -6,22 +6,32 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use crate::state::{Health, Shared, open_redis};
+use super::oauth::JsCall;
+use super::state_store::JsBackend;
+use crate::state::{Health, Shared, StateError, open_redis};
 
 /// The state option as the JS layer resolved it (`key` already taken from
-/// `TOOLNEXUS_STATE_KEY` when not given).
+/// `TOOLNEXUS_STATE_KEY` when not given): a Redis URL, or none when the host's own
+/// `StateStore` is bridged beside it.
 #[napi(object)]
 pub struct NativeState {
-    pub url: String,
+    pub url: Option<String>,
     pub namespace: Option<String>,
     pub key: Option<String>,
 }
 
-/// Opens the shared state of `state`; its errors are the config errors users read.
-pub fn open(state: Option<NativeState>) -> Result<Option<Arc<Shared>>> {
+/// Opens the shared state of `state`, on the host's `store` when it bridges one; its
+/// errors are the config errors users read.
+pub fn open(state: Option<NativeState>, store: Option<JsCall>) -> Result<Option<Arc<Shared>>> {
     let Some(state) = state else { return Ok(None) };
     let key = state.key.as_deref().filter(|k| !k.is_empty());
-    open_redis(&state.url, state.namespace.as_deref(), key)
+    let namespace = state.namespace.as_deref();
+    let opened = match (store, &state.url) {
+        (Some(store), _) => crate::state::open(Arc::new(JsBackend(Arc::new(store))), namespace, key),
+        (None, Some(url)) => open_redis(url, namespace, key),
+        (None, None) => Err(StateError::Config("the state names no URL and no store".into())),
+    };
+    opened
         .map(Some)
         .map_err(|e| Error::new(Status::InvalidArg, e.to_string()))
 }

@@ -115,6 +115,7 @@ impl NativeStore {
         wake: WakeFn<'_>,
         on_authorize: Option<JsCall>,
         token_store: Option<JsCall>,
+        state_store: Option<JsCall>,
     ) -> Result<Self> {
         let config = match source {
             Some(source) => load_config(source)?,
@@ -123,7 +124,8 @@ impl NativeStore {
             },
         };
         let mut options = options.unwrap_or_default();
-        let shared = within_runtime_if_available(|| state::open(options.state.take()))?;
+        let shared =
+            within_runtime_if_available(|| state::open(options.state.take(), state_store))?;
         let options = StoreOptions::of(options, shared.clone());
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
         let hooks = Hooks {

@@ -1,0 +1,70 @@
+// A host's own StateStore behind the fleet (the interface a DynamoDB, Postgres or
+// key-value service user implements): two stores of one process share their registry
+// through it, a failing one leaves the store working and says why, and the state option
+// is checked.
+import assert from "node:assert/strict"
+import { test } from "node:test"
+import { createMcpStore, type McpStore } from "toolnexus"
+import { memoryState } from "./fixtures/memory-state.mjs"
+import { local, poll, tempDir } from "./helpers.js"
+
+const T = { timeout: 30_000 }
+const KEY = "ab".repeat(32)
+
+test("stores on one StateStore share servers added at run time and list each other", T, async (t) => {
+  const { store: state, values } = memoryState()
+  const a: McpStore = createMcpStore({}, { state: { store: state, key: KEY }, catalogDir: tempDir(t) })
+  const b: McpStore = createMcpStore({}, { state, catalogDir: tempDir(t) })
+  t.after(() => Promise.all([a.close(), b.close()]))
+  assert.ok(await poll(() => a.sharedState().status === "connected", 5_000), "a reached its state")
+  assert.deepEqual(a.sharedState(), { status: "connected", namespace: "default", signIns: true })
+  a.addServers({ echo: local() })
+  assert.ok(await poll(() => b.status().echo, 2_000), "b has the server a added")
+  assert.ok(await poll(() => b.listTools().length > 0, 10_000), "b's own copy of it connects")
+  assert.ok([...values.keys()].every((key) => key.startsWith("toolnexus:default:")))
+  const instances = await a.instances()
+  assert.equal(instances.length, 2)
+  assert.ok(instances.every((i) => i.pid === process.pid && i.host.length > 0))
+  assert.ok(b.removeServer("echo"))
+  assert.ok(await poll(() => !a.status().echo, 2_000), "a's copy is gone with b's removal")
+})
+
+test("a StateStore that fails leaves the store working and says why", T, async (t) => {
+  const { store: state, control } = memoryState()
+  control.failing = true
+  const store = createMcpStore(
+    { echo: local() },
+    { state: { store: state, namespace: "down" }, catalogDir: tempDir(t) },
+  )
+  t.after(() => store.close())
+  await store.waitReady()
+  assert.equal(store.status().echo.state, "connected")
+  const health = await poll(
+    () => store.sharedState().reason?.includes("the database is down") && store.sharedState(),
+    5_000,
+  )
+  assert.ok(health, `unavailable with the store's reason: ${JSON.stringify(store.sharedState())}`)
+  assert.equal(health.status, "unavailable")
+  const echo = store.tools().find((tool) => tool.name === "echo_echo")
+  assert.ok(echo)
+  const result = await echo.execute({ text: "hi" })
+  assert.equal(result.isError, false)
+  control.failing = false
+  assert.ok(await poll(() => store.sharedState().status === "connected", 5_000), "connected once it answers")
+})
+
+test("a state option that cannot be used is refused at once, naming what is wrong", () => {
+  assert.throws(() => createMcpStore({}, { state: 42 as never }), /state must be/)
+  assert.throws(() => createMcpStore({}, { state: { url: "" } }), /state\.url/)
+  assert.throws(() => createMcpStore({}, { state: "http://x" }), /not a redis:\/\/ or rediss:\/\/ URL/)
+  assert.throws(() => createMcpStore({}, { state: { url: "redis://127.0.0.1:1", namespace: "a:b" } }), /namespace/)
+  const secret = "zz".repeat(32)
+  assert.throws(
+    () => createMcpStore({}, { state: { url: "redis://127.0.0.1:1", key: secret } }),
+    (error: Error) => error.message.includes("64 hex digits") && !error.message.includes(secret),
+  )
+  assert.throws(
+    () => createMcpStore({}, { state: { url: "redis://me:hunter2@127.0.0.1:1", namespace: "x y" } }),
+    (error: Error) => !error.message.includes("hunter2"),
+  )
+})
