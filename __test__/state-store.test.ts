@@ -4,7 +4,7 @@
 // is checked.
 import assert from "node:assert/strict"
 import { test } from "node:test"
-import { createMcpStore, type McpStore } from "toolnexus"
+import { createMcpStore, serveStoreApi, type McpStore } from "toolnexus"
 import { memoryState } from "./fixtures/memory-state.mjs"
 import { local, poll, tempDir } from "./helpers.js"
 
@@ -67,4 +67,35 @@ test("a state option that cannot be used is refused at once, naming what is wron
     () => createMcpStore({}, { state: { url: "redis://me:hunter2@127.0.0.1:1", namespace: "x y" } }),
     (error: Error) => !error.message.includes("hunter2"),
   )
+})
+
+test("serveStoreApi shows the fleet's health: the shared state and the live instances", T, async (t) => {
+  const { store: state } = memoryState()
+  const a = createMcpStore({ echo: local() }, { state, catalogDir: tempDir(t) })
+  const b = createMcpStore({}, { state, catalogDir: tempDir(t) })
+  t.after(() => Promise.all([a.close(), b.close()]))
+  await a.waitReady()
+  assert.ok(await poll(() => a.sharedState().status === "connected", 5_000))
+  const api = await serveStoreApi(a)
+  t.after(() => api.close())
+  const fleet = async () => (await fetch(`${api.url}/for_store/fleet`)).json()
+  let body = await fleet()
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; body = await fleet()) {
+    const { instances } = body.data
+    if (
+      instances.length === 2 &&
+      instances.some((i: { servers: Record<string, string> }) => i.servers.echo === "connected")
+    )
+      break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  assert.equal(body.data.instances.length, 2, JSON.stringify(body))
+  assert.equal(body.success, true)
+  assert.equal(body.data.shared_state.status, "connected")
+  const solo = createMcpStore({})
+  const soloApi = await serveStoreApi(solo)
+  t.after(() => Promise.all([soloApi.close(), solo.close()]))
+  const alone = await (await fetch(`${soloApi.url}/for_store/fleet`)).json()
+  assert.equal(alone.data.shared_state.status, "local")
+  assert.equal(alone.data.instances.length, 1)
 })

@@ -1,12 +1,14 @@
 // A read-only JSON API over a store, in MCPStore's response shape, for dashboards:
 //   GET /for_store/list_tools
 //   GET /for_agent/:id/list_tools
-// Each answers { success, data, metadata: { total_tools, services_count }, message }.
+//   GET /for_store/fleet: the fleet's health, { shared_state, instances }
+// Each answers { success, data, message }; listings add metadata: { total_tools, services_count }.
 import http from "node:http"
 import { extraJson, schemaJson } from "./listed.js"
 
 const STORE_TOOLS = /^\/for_store\/list_tools\/?$/
 const AGENT_TOOLS = /^\/for_agent\/([^/]+)\/list_tools\/?$/
+const FLEET = /^\/for_store\/fleet\/?$/
 
 /**
  * A store tool in MCPStore's snake_case shape, as JSON text. The schema goes in as the
@@ -54,11 +56,19 @@ async function listing(view, agent) {
   return `{"success":true,"data":[${data}],"metadata":${JSON.stringify(metadata)},"message":${JSON.stringify(message)}}`
 }
 
+/** The fleet's health as JSON text: the shared state's status and the live instances. */
+async function fleet(store) {
+  const instances = await store.instances()
+  const data = { shared_state: store.sharedState(), instances }
+  return JSON.stringify({ success: true, data, message: `${instances.length} live instances` })
+}
+
 async function handle(store, req, res) {
   const path = (req.url ?? "/").split("?")[0]
   let agent
   let known = false
-  if (STORE_TOOLS.test(path)) known = true
+  const health = FLEET.test(path)
+  if (STORE_TOOLS.test(path) || health) known = true
   else {
     const m = AGENT_TOOLS.exec(path)
     if (m) {
@@ -77,7 +87,7 @@ async function handle(store, req, res) {
   }
   const view = agent === undefined ? store.forStore() : store.forAgent(agent)
   try {
-    return sendJson(res, 200, await listing(view, agent))
+    return sendJson(res, 200, health ? await fleet(store) : await listing(view, agent))
   } catch (error) {
     return send(res, 500, failure(String(error?.message ?? error)))
   }
