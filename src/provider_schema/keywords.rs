@@ -160,7 +160,7 @@ fn gemini(map: &mut Map<String, Value>) {
     }
     if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
         let before = branches.len();
-        branches.retain(|b| b.get("type").is_none_or(|t| t != "null"));
+        branches.retain(|b| !is_null_only(b));
         nullable |= branches.len() < before;
         if branches.is_empty() {
             map.shift_remove("anyOf");
@@ -193,7 +193,7 @@ fn gemini(map: &mut Map<String, Value>) {
     }
     keep_only(map, GEMINI_KEYS);
     if nullable {
-        map.insert("nullable".into(), Value::Bool(true));
+        say_nullable(map);
     }
     // Gemini refuses an object schema whose `properties` is empty.
     if map
@@ -204,6 +204,36 @@ fn gemini(map: &mut Map<String, Value>) {
         map.shift_remove("properties");
         map.shift_remove("required");
     }
+}
+
+/// Whether a subschema allows only null: `{ "type": "null" }`, or what Gemini's rewrite
+/// made of it already (subschemas are rewritten first), `{ "nullable": true }` alone.
+fn is_null_only(schema: &Value) -> bool {
+    let Some(map) = schema.as_object() else {
+        return false;
+    };
+    map.get("type").is_some_and(|t| t == "null")
+        || (map.len() == 1 && map.get("nullable") == Some(&Value::Bool(true)))
+}
+
+/// Marks a Gemini schema as allowing null where OpenAPI 3.0 reads it: beside its `type`,
+/// else on each typed branch of its `anyOf`, else in words (`nullable` beside no `type`
+/// is ignored). A schema of null alone stays `{ "nullable": true }`, for its parent's
+/// `anyOf` to drop.
+fn say_nullable(map: &mut Map<String, Value>) {
+    if map.is_empty() || map.contains_key("type") {
+        map.insert("nullable".into(), Value::Bool(true));
+        return;
+    }
+    if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+        for branch in branches.iter_mut().filter_map(Value::as_object_mut) {
+            if branch.contains_key("type") {
+                branch.insert("nullable".into(), Value::Bool(true));
+            }
+        }
+        return;
+    }
+    note(map, "or null".to_owned());
 }
 
 fn strict(map: &mut Map<String, Value>) {

@@ -213,3 +213,31 @@ fn closed_objects_stay_closed() {
     }
     assert!(made(schema, "openai-strict").strict);
 }
+
+#[test]
+fn gemini_says_null_where_a_type_stands() {
+    // OpenAPI 3.0, whose subset Gemini reads, ignores `nullable` beside no `type`.
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "several": { "type": ["string", "integer", "null"] },
+            "mixed": { "enum": [1, "two", null] },
+            "branches": { "anyOf": [{ "type": "string" }, { "type": "null" }, { "type": "integer" }] }
+        }
+    });
+    let out = made(schema, "gemini").schema;
+    assert_eq!(
+        out["properties"],
+        json!({
+            "several": { "anyOf": [
+                { "type": "string", "nullable": true },
+                { "type": "integer", "nullable": true }
+            ] },
+            "mixed": { "description": "(one of: 1, \"two\") (or null)" },
+            "branches": { "anyOf": [
+                { "type": "string", "nullable": true },
+                { "type": "integer", "nullable": true }
+            ] }
+        })
+    );
+}

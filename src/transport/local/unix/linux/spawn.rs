@@ -131,6 +131,14 @@ extern "C" fn run_child(prepared: *mut libc::c_void) -> libc::c_int {
 }
 
 /// Returns only on failure, with the `errno` of what failed.
+///
+/// # Safety
+///
+/// To be called only in the child of `clone(CLONE_VM | CLONE_VFORK)` (`run_child`): it
+/// resets signal dispositions, the signal mask, the process group and file descriptors of
+/// the calling process, and must neither allocate, lock nor unwind, as the host's memory is
+/// shared with it. Every pointer in `prepared` must be valid (NUL-terminated strings,
+/// NULL-terminated arrays) for as long as it runs.
 unsafe fn exec(prepared: &Prepared) -> libc::c_int {
     let errno = || {
         io::Error::last_os_error()
@@ -187,6 +195,11 @@ unsafe fn exec(prepared: &Prepared) -> libc::c_int {
 }
 
 /// Sets this thread's signal mask (64 bits: every signal there is), keeping the old one.
+///
+/// # Safety
+///
+/// `old` must be null or valid for writing 8 bytes. Blocking signals on a thread of the
+/// host changes what it can receive until the mask is set back: the caller restores it.
 unsafe fn set_signal_mask(mask: &u64, old: *mut u64) {
     // SAFETY: rt_sigprocmask reads `mask` and writes `old` (or nothing, when null), each
     // 8 bytes, the size given.
