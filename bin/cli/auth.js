@@ -10,6 +10,7 @@ import { safeLine } from "../../js/terminal.js"
 import { configEntry } from "./call.js"
 import { fail } from "./fail.js"
 import { envState } from "./state.js"
+import { bridgeState } from "../../js/state.js"
 
 const usage = "usage: toolnexus auth <server> [mcp.json] [--logout]   (default: ./mcp.json)"
 
@@ -37,7 +38,7 @@ async function run(values, positionals) {
   if (values.logout) {
     let forgotten
     try {
-      forgotten = await native.forgetSignIn({ path: file }, server)
+      forgotten = await native.forgetSignIn({ path: file }, server, ...bridgeState(envState(), "toolnexus auth"))
     } catch (error) {
       return fail(`toolnexus: ${error.message}`)
     }

@@ -77,6 +77,11 @@ impl OAuthHooks {
         }
     }
 
+    /// Where tokens rest.
+    pub fn tokens(&self) -> &Arc<dyn TokenStore> {
+        &self.tokens
+    }
+
     /// Changes whenever a person starts or ends signing in to some server.
     pub fn signing_in(&self) -> watch::Receiver<HashSet<String>> {
         self.signing_in.subscribe()

@@ -98,16 +98,20 @@ impl TokenStore for JsTokenStore {
     }
 }
 
-/// Forgets the tokens the default store keeps for remote server `server` of the config,
-/// as `toolnexus auth --logout` does. Resolves false when the config has no such remote
-/// server.
+/// Forgets the tokens kept for remote server `server` of the config (in the fleet's state
+/// when `state` shares sign-ins, else the default store), as `toolnexus auth --logout`
+/// does. Resolves false when the config has no such remote server.
 #[napi_derive::napi(catch_unwind, js_name = "forgetSignIn")]
 pub fn forget_sign_in<'env>(
     env: &'env Env,
     source: ConfigSource,
     server: String,
+    state: Option<super::state::NativeState>,
+    state_store: Option<JsCall>,
 ) -> Result<PromiseRaw<'env, bool>> {
     let config = load_config(source)?;
+    let shared = within_runtime_if_available(|| super::state::open(state, state_store))?;
+    let tokens = hooks(None, None, shared.as_ref()).tokens().clone();
     let url = config
         .servers
         .into_iter()
@@ -122,10 +126,7 @@ pub fn forget_sign_in<'env>(
         let Some(url) = url else {
             return Ok(false);
         };
-        FileTokenStore::new()
-            .delete(&url)
-            .await
-            .map_err(Error::from_reason)?;
+        tokens.delete(&url).await.map_err(Error::from_reason)?;
         Ok(true)
     })
 }

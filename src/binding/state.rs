@@ -27,9 +27,13 @@ pub fn open(state: Option<NativeState>, store: Option<JsCall>) -> Result<Option<
     let key = state.key.as_deref().filter(|k| !k.is_empty());
     let namespace = state.namespace.as_deref();
     let opened = match (store, &state.url) {
-        (Some(store), _) => crate::state::open(Arc::new(JsBackend(Arc::new(store))), namespace, key),
+        (Some(store), _) => {
+            crate::state::open(Arc::new(JsBackend(Arc::new(store))), namespace, key)
+        }
         (None, Some(url)) => open_redis(url, namespace, key),
-        (None, None) => Err(StateError::Config("the state names no URL and no store".into())),
+        (None, None) => Err(StateError::Config(
+            "the state names no URL and no store".into(),
+        )),
     };
     opened
         .map(Some)

@@ -26,11 +26,14 @@ impl JsBackend {
     }
 
     async fn follow(&self, channel: &str, feed: &mpsc::Sender<Feed>) -> Result<(), StateError> {
-        self.op(json!({ "op": "subscribe", "channel": channel })).await?;
+        self.op(json!({ "op": "subscribe", "channel": channel }))
+            .await?;
         let _ = feed.send(Feed::Joined).await;
         loop {
             if feed.is_closed() {
-                let _ = self.op(json!({ "op": "unsubscribe", "channel": channel })).await;
+                let _ = self
+                    .op(json!({ "op": "unsubscribe", "channel": channel }))
+                    .await;
                 return Ok(());
             }
             let batch = self.op(json!({ "op": "next", "channel": channel })).await?;

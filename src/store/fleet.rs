@@ -293,7 +293,7 @@ async fn fill_catalog(inner: &Inner, shared: &Shared) {
     let waiting: Vec<Arc<Service>> = inner
         .services()
         .iter()
-        .filter(|s| s.slot.is_some() && !is_live(s))
+        .filter(|s| s.slot.is_some() && awaits_listing(s))
         .cloned()
         .collect();
     let names: Vec<String> = waiting
@@ -318,7 +318,7 @@ fn adopt(inner: &Inner, service: &Service, documents: &[Option<String>]) {
         .zip(documents)
         .find_map(|(digest, text)| slot.adopt(digest, text.as_deref()?));
     if let Some(tools) = tools
-        && !is_live(service)
+        && awaits_listing(service)
     {
         inner.change(service, |s| {
             s.tools = Arc::new(tools);
@@ -327,10 +327,11 @@ fn adopt(inner: &Inner, service: &Service, documents: &[Option<String>]) {
     }
 }
 
-/// Whether the service shows what its live server listed (not a catalog's copy).
-fn is_live(service: &Service) -> bool {
+/// Whether the service waits for its server's first listing (lazy or initializing): a
+/// catalog's copy is shown meanwhile. A failed one shows none.
+fn awaits_listing(service: &Service) -> bool {
     let state = service.state.borrow();
-    matches!(state.phase, Phase::Connected) && !state.cached
+    matches!(state.phase, Phase::Lazy | Phase::Initializing)
 }
 
 /// Acts on one message of the news channel; anything not ours is ignored.
