@@ -92,12 +92,15 @@ impl Leases {
 
     /// Waits for the lease of the sign-in kept for `key`, at most one lease's length (a
     /// holder killed mid-refresh loses it by then). A state that does not answer holds up
-    /// nothing: the refresh goes on unshared (`Lease::unheld`), as calls do.
+    /// nothing for long: after `FAILURES` failures in a row the refresh goes on unshared
+    /// (`Lease::unheld`), as calls do; one failure under load is no reason to.
     pub async fn acquire(&self, key: &str) -> Lease {
+        const FAILURES: usize = 3;
         let name = name("lease", key);
         let token = random_id();
         let deadline = Instant::now() + LEASE + POLL;
-        loop {
+        let mut failures = 0;
+        while Instant::now() < deadline && failures < FAILURES {
             let taken = self
                 .shared
                 .compare_and_set(&name, None, Some(token.clone()), Some(LEASE))
@@ -109,10 +112,12 @@ impl Leases {
                         since: Instant::now(),
                     };
                 }
-                Ok(false) if Instant::now() < deadline => tokio::time::sleep(POLL).await,
-                _ => return Lease::unheld(),
+                Ok(false) => failures = 0,
+                Err(_) => failures += 1,
             }
+            tokio::time::sleep(POLL).await;
         }
+        Lease::unheld()
     }
 }
 

@@ -5,6 +5,7 @@
 //! instance may have refreshed them already.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use async_trait::async_trait;
@@ -16,8 +17,8 @@ use tokio::sync::Mutex;
 use super::shared::{Lease, Leases};
 use super::store::{Record, TokenStore};
 
-/// rmcp refreshes when fewer than `min(30, expires_in / 2)` seconds remain; a fleet reads
-/// the record again a second before that.
+/// rmcp refreshes when fewer than `min(30, expires_in / 2)` seconds remain (at least 1):
+/// exactly then a fleet takes the lease for it, so that a lease taken is a lease used.
 const REFRESH_BUFFER_SECS: u64 = 30;
 
 #[derive(Clone)]
@@ -30,6 +31,21 @@ pub struct RecordStore {
     leases: Option<Leases>,
     /// A lease taken by `load` for the refresh rmcp is about to make.
     lease: Arc<Mutex<Option<Lease>>>,
+    /// Whether rmcp's refresh holds this store's guard now: its own `load` then reads the
+    /// record as it stands, never waiting for the lease it holds itself.
+    refreshing: Arc<AtomicBool>,
+}
+
+/// The guard rmcp holds through a refresh: the fleet's lease, and this store's mark.
+struct Refreshing {
+    _lease: Lease,
+    mark: Arc<AtomicBool>,
+}
+
+impl Drop for Refreshing {
+    fn drop(&mut self) {
+        self.mark.store(false, Ordering::SeqCst);
+    }
 }
 
 impl RecordStore {
@@ -40,6 +56,7 @@ impl RecordStore {
             record: Arc::default(),
             leases,
             lease: Arc::default(),
+            refreshing: Arc::default(),
         }
     }
 
@@ -97,7 +114,8 @@ impl CredentialStore for RecordStore {
         // Whoever refreshes now finishes first; then the record says what it got.
         let lease = leases.acquire(&self.key).await;
         let record = self.reload().await?;
-        if expiring(record.credentials.as_ref()) {
+        let credentials = record.credentials.as_ref();
+        if expiring(credentials) && refresh_token(credentials).is_some() {
             *self.lease.lock().await = Some(lease);
         }
         Ok(record.credentials)
@@ -117,7 +135,12 @@ impl CredentialStore for RecordStore {
                 lease
             }
         };
-        Ok(Some(CredentialRefreshGuard::new(lease)))
+        self.refreshing.store(true, Ordering::SeqCst);
+        let guard = Refreshing {
+            _lease: lease,
+            mark: self.refreshing.clone(),
+        };
+        Ok(Some(CredentialRefreshGuard::new(guard)))
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
@@ -160,7 +183,7 @@ fn refresh_token(credentials: Option<&StoredCredentials>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// Whether rmcp is about to refresh these tokens (or will within a second).
+/// Whether rmcp is about to refresh these tokens.
 fn expiring(credentials: Option<&StoredCredentials>) -> bool {
     let Some(received) = credentials.and_then(|c| c.token_received_at) else {
         return false;
@@ -174,5 +197,5 @@ fn expiring(credentials: Option<&StoredCredentials>) -> bool {
         .unwrap_or_default();
     let remaining = lifetime.saturating_sub(now.saturating_sub(received));
     let buffer = REFRESH_BUFFER_SECS.min(lifetime / 2).max(1);
-    remaining < buffer + 1
+    remaining < buffer
 }

@@ -17,6 +17,8 @@ const ANSWER: Duration = Duration::from_millis(1_000);
 /// Waits between attempts to re-establish a subscription: doubled up to the cap.
 const RETRY_FIRST: Duration = Duration::from_millis(100);
 const RETRY_CAP: Duration = Duration::from_millis(2_000);
+/// Tries of a command again after a dropped connection: 25, 50 and 100 ms later.
+const RETRIES: usize = 3;
 
 /// Compare-and-set in one step. A key of another type than a string counts as absent, so
 /// that a foreign value is replaced, never a reason to fail.
@@ -82,6 +84,29 @@ impl RedisState {
         unavailable(&self.shown, error)
     }
 
+    /// Runs `op` on the connection, again (up to `RETRIES` times, a little later each
+    /// time) when the connection had dropped: the first commands after a server restart
+    /// meet the old connection, and the manager makes a new one meanwhile.
+    async fn run<T, F, Fut>(&self, op: F) -> Result<T, StateError>
+    where
+        F: Fn(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let mut wait = RETRY_FIRST / 4;
+        for _ in 0..RETRIES {
+            match op(self.connection.clone()).await {
+                Err(e) if e.is_unrecoverable_error() || e.is_connection_dropped() => {
+                    tokio::time::sleep(wait).await;
+                    wait *= 2;
+                }
+                done => return done.map_err(|e| self.failed(&e)),
+            }
+        }
+        op(self.connection.clone())
+            .await
+            .map_err(|e| self.failed(&e))
+    }
+
     /// One subscription's life: connect, subscribe, forward, until the link drops.
     async fn follow(&self, channel: &str, feed: &mpsc::Sender<Feed>) -> Result<(), StateError> {
         let connecting = tokio::time::timeout(CONNECT, self.client.get_async_pubsub());
@@ -134,28 +159,29 @@ impl Backend for RedisState {
             if keys.is_empty() {
                 return Ok(Vec::new());
             }
-            let mut connection = self.connection.clone();
-            connection.mget(keys).await.map_err(|e| self.failed(&e))
+            self.run(|mut c| async move { c.mget(keys).await }).await
         })
     }
 
     fn set(&self, key: &str, value: String, ttl: Option<Duration>) -> StateFuture<'_, ()> {
         let key = key.to_owned();
         Box::pin(async move {
-            let mut connection = self.connection.clone();
-            let done = match ttl {
-                Some(ttl) => connection.pset_ex(&key, value, millis(ttl)).await,
-                None => connection.set(&key, value).await,
-            };
-            done.map_err(|e| self.failed(&e))
+            let (key, value) = (&key, &value);
+            self.run(|mut c| async move {
+                match ttl {
+                    Some(ttl) => c.pset_ex(key, value, millis(ttl)).await,
+                    None => c.set(key, value).await,
+                }
+            })
+            .await
         })
     }
 
     fn delete(&self, key: &str) -> StateFuture<'_, ()> {
         let key = key.to_owned();
         Box::pin(async move {
-            let mut connection = self.connection.clone();
-            connection.del(&key).await.map_err(|e| self.failed(&e))
+            let key = &key;
+            self.run(|mut c| async move { c.del(key).await }).await
         })
     }
 
@@ -168,7 +194,6 @@ impl Backend for RedisState {
     ) -> StateFuture<'_, bool> {
         let key = key.to_owned();
         Box::pin(async move {
-            let mut connection = self.connection.clone();
             let mut invocation = self.cas.key(&key);
             invocation
                 .arg(if expected.is_some() { "1" } else { "0" })
@@ -176,10 +201,12 @@ impl Backend for RedisState {
                 .arg(if value.is_some() { "1" } else { "0" })
                 .arg(value.unwrap_or_default())
                 .arg(ttl.map_or(0, millis));
-            let done: i64 = invocation
-                .invoke_async(&mut connection)
-                .await
-                .map_err(|e| self.failed(&e))?;
+            let invocation = &invocation;
+            // Run again after a dropped connection, it may find its own write: a `false`
+            // then, which every caller takes as "read again and retry".
+            let done: i64 = self
+                .run(|mut c| async move { invocation.invoke_async(&mut c).await })
+                .await?;
             Ok(done == 1)
         })
     }
@@ -187,11 +214,10 @@ impl Backend for RedisState {
     fn publish(&self, channel: &str, message: String) -> StateFuture<'_, ()> {
         let channel = channel.to_owned();
         Box::pin(async move {
-            let mut connection = self.connection.clone();
-            let _: i64 = connection
-                .publish(&channel, message)
-                .await
-                .map_err(|e| self.failed(&e))?;
+            let (channel, message) = (&channel, &message);
+            let _: i64 = self
+                .run(|mut c| async move { c.publish(channel, message).await })
+                .await?;
             Ok(())
         })
     }

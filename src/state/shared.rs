@@ -16,6 +16,9 @@ use crate::lock::lock;
 const BOUND: Duration = Duration::from_millis(2_000);
 /// A value larger than this is not read: a fleet's values are listings and records.
 pub const MAX_VALUE: usize = 32 << 20;
+/// How often, and how far apart, a rejoining instance asks whether the state answers.
+const ANSWER_TRIES: usize = 40;
+const ANSWER_WAIT: Duration = Duration::from_millis(250);
 /// Messages of the news channel waiting for their reader.
 const FEED: usize = 256;
 
@@ -200,6 +203,17 @@ impl Shared {
         self.bounded(op).await
     }
 
+    /// Waits (a bounded while) until the state answers a command: after the news link is
+    /// back, the connection for commands may still be re-established.
+    async fn answers(&self) {
+        for _ in 0..ANSWER_TRIES {
+            if self.get("news").await.is_ok() {
+                return;
+            }
+            tokio::time::sleep(ANSWER_WAIT).await;
+        }
+    }
+
     /// Writes what was kept while the state did not answer; what fails again stays kept.
     pub async fn flush(&self) {
         let writes = lock(&self.pending).take();
@@ -253,7 +267,7 @@ impl Shared {
             while let Some(feed) = raw.recv().await {
                 match &feed {
                     Feed::Joined => {
-                        shared.reached();
+                        shared.answers().await;
                         shared.flush().await;
                         shared.write_back().await;
                     }

@@ -374,8 +374,11 @@ async fn heard(inner: &Arc<Inner>, shared: &Shared, text: &str) {
     }
 }
 
-/// Says this instance is alive, with its services' states.
+/// Says this instance is alive, with its services' states; writes what was kept.
 async fn heartbeat(inner: &Inner, shared: &Shared) {
+    if shared.pending().0 > 0 {
+        shared.flush().await;
+    }
     let me = Instance {
         id: shared.instance().to_owned(),
         host: host_name(),
