@@ -5,6 +5,7 @@
 // condition with a deadline and fails saying what it last saw.
 import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import http from "node:http"
 import os from "node:os"
 import { describe, test, type TestContext } from "node:test"
@@ -459,6 +460,29 @@ describe("fleet catalog", () => {
     assert.equal(childrenOf(B.pid).length, 1, "the call started B's server")
     await closeAll([A, B])
   })
+
+  test("a fresh instance lists 5,000 tools from the shared catalog before any server starts", T, async (t) => {
+    const redis = await startRedis(t)
+    const config = { big: { command: [NODE, fixture("many-tools.mjs"), "--count=5000"] } }
+    const A = startInstance(t, { config, options: member(t, redis.url) })
+    await until(
+      "A to list 5,000 tools",
+      async () => (await A.listTools()).length === 5_000,
+      30_000,
+      async () => (await A.listTools()).length,
+    )
+    await until("the catalog document", async () => (await redis.keys("toolnexus:default:catalog:*")).length === 1)
+    const B = startInstance(t, { config, options: member(t, redis.url, { lazy: true }) })
+    await until(
+      "B to list 5,000 tools",
+      async () => (await B.listTools()).length === 5_000,
+      10_000,
+      async () => (await B.listTools()).length,
+    )
+    assert.equal((await B.status()).big?.state, "lazy")
+    assert.deepEqual(childrenOf(B.pid), [], "B started no server process")
+    await closeAll([A, B])
+  })
 })
 
 // ---------------------------------------------------------------- d. news
@@ -556,6 +580,51 @@ describe("fleet faults: Redis unreachable at start", () => {
     assert.ok((await redis.dump()).get(REGISTRY)?.includes("late"))
     assert.equal(entryOf(await registryOf(redis), "loc"), undefined, "the initial config is not written")
     await until("this instance in the instances list", async () => (await store.instances()).length === 1)
+  })
+})
+
+describe("fleet faults: Redis lost in the middle of work", () => {
+  test("calls go on without waiting for it; what was written meanwhile lands when it returns", T, async (t) => {
+    const redis = await startRedis(t)
+    const store = openStore(t, { loc: local() }, member(t, redis.url))
+    await until("connected to redis", () => store.sharedState().status === "connected")
+    await until(
+      "loc to connect",
+      () => store.status().loc?.state === "connected",
+      15_000,
+      () => store.status(),
+    )
+    const firstPid = redis.pid
+    await redis.command("SHUTDOWN", "NOSAVE").catch(() => {})
+    await until("redis-server to exit", () => !isAlive(firstPid), 5_000)
+    for (let i = 0; i < 20; i++) {
+      const started = Date.now()
+      const echo = await store.callTool("loc_echo", { text: `call ${i}` })
+      assert.equal(echo.isError, false, JSON.stringify(echo))
+      // A call waiting on the state would take its bound (2 s) at least.
+      assert.ok(Date.now() - started < 1_000, `call ${i} took ${Date.now() - started} ms`)
+    }
+    store.addServers({ during: local() })
+    await until(
+      "during to connect",
+      () => store.status().during?.state === "connected",
+      15_000,
+      () => store.status(),
+    )
+    await until(
+      "sharedState unavailable",
+      () => store.sharedState().status === "unavailable",
+      10_000,
+      () => store.sharedState(),
+    )
+    await redis.restart()
+    await until(
+      "the registry to hold during",
+      async () => entryOf(await registryOf(redis), "during"),
+      10_000,
+      () => redis.keys(),
+    )
+    await until("sharedState connected", () => store.sharedState().status === "connected")
   })
 })
 
@@ -864,6 +933,39 @@ describe("fleet sign-ins", () => {
     }
     assert.ok(!B.stderr().includes("sign-ins are not shared"), B.stderr())
     await closeAll([A, B])
+  })
+
+  test("a refresh lease left by a killed instance holds the others up only until it runs out", T, async (t) => {
+    const redis = await startRedis(t)
+    const server = await startOAuthServer({ expiresIn: 3, revokeFamilyOnReuse: true })
+    t.after(() => server.close())
+    const state = { url: redis.url, key }
+    const config = { docs: { url: server.url } }
+    const A = startInstance(t, { config, options: member(t, state), authorize: true }, { XDG_CACHE_HOME: tempDir(t) })
+    await until("A to connect docs", async () => (await A.status()).docs?.state === "connected", 20_000)
+    const B = startInstance(t, { config, options: member(t, state) }, { XDG_CACHE_HOME: tempDir(t) })
+    await until("B to connect docs", async () => (await B.status()).docs?.state === "connected", 20_000)
+    // A dies holding the lease of the next refresh: its key stays until it expires.
+    await A.kill()
+    const lease = `toolnexus:default:lease:${createHash("sha256").update(server.url).digest("hex")}`
+    await redis.command("SET", lease, "a-killed-holder", "PX", "5000")
+    const refreshes = () => server.summary().grants.refresh_token ?? 0
+    const before = refreshes()
+    const results = []
+    const started = Date.now()
+    while (Date.now() - started < 10_000) {
+      results.push(await B.send("callTool", { name: "docs_whoami" }))
+      // While the dead holder's lease stands, nobody refreshes.
+      if ((await redis.command("GET", lease)) === "a-killed-holder") assert.equal(refreshes(), before)
+    }
+    assert.deepEqual(
+      results.filter((r) => r.isError),
+      [],
+      "every call of B succeeds",
+    )
+    assert.ok(refreshes() > before, "B refreshed once the lease ran out")
+    assert.equal(server.summary().reuses, 0, "no refresh token sent twice")
+    await closeAll([B])
   })
 
   test(

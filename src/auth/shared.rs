@@ -90,15 +90,16 @@ impl Leases {
         Leases { shared }
     }
 
-    /// Waits for the lease of the sign-in kept for `key`, at most one lease's length (a
-    /// holder killed mid-refresh loses it by then). A state that does not answer holds up
-    /// nothing for long: after `FAILURES` failures in a row the refresh goes on unshared
-    /// (`Lease::unheld`), as calls do; one failure under load is no reason to.
+    /// Waits for the lease of the sign-in kept for `key`: a holder lets it go when its
+    /// refresh is saved, a holder killed mid-refresh loses it within `LEASE`, so waiting
+    /// twice that is ample. A state that does not answer holds up nothing for long: after
+    /// `FAILURES` failures in a row the refresh goes on unshared (`Lease::unheld`), as
+    /// calls do; one failure under load is no reason to.
     pub async fn acquire(&self, key: &str) -> Lease {
         const FAILURES: usize = 3;
         let name = name("lease", key);
         let token = random_id();
-        let deadline = Instant::now() + LEASE + POLL;
+        let deadline = Instant::now() + 2 * LEASE;
         let mut failures = 0;
         while Instant::now() < deadline && failures < FAILURES {
             let taken = self

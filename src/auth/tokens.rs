@@ -101,15 +101,18 @@ impl CredentialStore for RecordStore {
         if !expiring(record.credentials.as_ref()) {
             return Ok(record.credentials);
         }
-        // This instance's own refresh is under way: rmcp reads the record inside it.
-        if self
-            .lease
-            .lock()
-            .await
-            .as_ref()
-            .is_some_and(Lease::is_fresh)
-        {
+        // This instance's own refresh is under way (rmcp reads the record inside it), or
+        // about to be, under the lease taken for it.
+        if self.refreshing.load(Ordering::SeqCst) {
             return Ok(record.credentials);
+        }
+        {
+            let mut taken = self.lease.lock().await;
+            if taken.as_ref().is_some_and(Lease::is_fresh) {
+                return Ok(record.credentials);
+            }
+            // One rmcp never used: let it go.
+            *taken = None;
         }
         // Whoever refreshes now finishes first; then the record says what it got.
         let lease = leases.acquire(&self.key).await;
