@@ -10,6 +10,8 @@
 //! oversized, and whoever reads it checks it. Nothing here is on a call's path.
 
 mod backend;
+#[cfg(test)]
+pub(crate) mod memory;
 mod pending;
 pub mod redis;
 pub mod sealed;

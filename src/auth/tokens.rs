@@ -202,3 +202,78 @@ fn expiring(credentials: Option<&StoredCredentials>) -> bool {
     let buffer = REFRESH_BUFFER_SECS.min(lifetime / 2).max(1);
     remaining < buffer
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use rmcp::transport::auth::OAuthTokenResponse;
+
+    use super::*;
+    use crate::auth::shared::SharedTokens;
+    use crate::state::memory::Memory;
+
+    const KEY: &str = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    const SERVER: &str = "https://server.example/mcp";
+
+    /// Credentials received `ago` seconds ago, valid for 3 seconds.
+    fn credentials(refresh: &str, ago: u64) -> StoredCredentials {
+        let token: OAuthTokenResponse = serde_json::from_value(serde_json::json!({
+            "access_token": format!("access-{refresh}"), "token_type": "Bearer",
+            "expires_in": 3, "refresh_token": refresh,
+        }))
+        .expect("a token response");
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs());
+        let received = now.unwrap_or_default() - ago;
+        StoredCredentials::new("client".into(), Some(token), Vec::new(), Some(received))
+    }
+
+    /// Two instances' record stores of one sign-in, on one state in memory.
+    async fn fleet(first: StoredCredentials) -> (Arc<Memory>, RecordStore, RecordStore) {
+        let memory = Arc::new(Memory::default());
+        let shared = crate::state::open(memory.clone(), Some("t"), Some(KEY)).expect("a state");
+        let tokens = Arc::new(SharedTokens::new(shared.clone()).expect("a key"));
+        let store = || {
+            RecordStore::new(
+                tokens.clone(),
+                SERVER.into(),
+                Some(Leases::new(shared.clone())),
+            )
+        };
+        let (one, two) = (store(), store());
+        one.save(first).await.expect("saved");
+        (memory, one, two)
+    }
+
+    #[tokio::test]
+    async fn a_coordinated_refresh_costs_two_round_trips_more_than_a_local_one() {
+        let (memory, one, _) = fleet(credentials("r1", 3)).await;
+        let before = memory.ops.load(Ordering::SeqCst);
+        // Expiring: the lease (one compare-and-set) and the record read again.
+        assert!(one.load().await.expect("loaded").is_some());
+        assert_eq!(memory.ops.load(Ordering::SeqCst) - before, 2);
+        // rmcp's refresh: its guard and its read of the record ask nothing more.
+        let guard = one.acquire_refresh_guard().await.expect("a guard");
+        assert!(guard.is_some());
+        one.load().await.expect("loaded");
+        assert_eq!(memory.ops.load(Ordering::SeqCst) - before, 2);
+    }
+
+    #[tokio::test]
+    async fn a_refresh_another_instance_saved_is_taken_as_it_is() {
+        let (_, one, two) = fleet(credentials("r1", 3)).await;
+        two.record().await.expect("read");
+        let guard = one.acquire_refresh_guard().await.expect("a guard");
+        one.save(credentials("r2", 0)).await.expect("saved");
+        drop(guard);
+        // The lease is let go on the runtime: `two` waits for it, then reads r2.
+        let taken = two.load().await.expect("loaded");
+        assert_eq!(refresh_token(taken.as_ref()).as_deref(), Some("r2"));
+        assert!(
+            two.lease.lock().await.is_none(),
+            "no lease kept: nothing to refresh"
+        );
+    }
+}

@@ -1,83 +1,12 @@
 //! `Shared` over a backend in memory that can be made to fail: health, kept writes,
 //! bounds. The Redis backend itself is tested against a real server (tests/state_redis.rs).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
-use tokio::sync::mpsc;
-
+use super::memory::Memory;
 use super::*;
 use crate::lock::lock;
-
-#[derive(Default)]
-struct Memory {
-    values: Mutex<HashMap<String, String>>,
-    down: AtomicBool,
-}
-
-impl Memory {
-    fn check(&self) -> Result<(), StateError> {
-        match self.down.load(Ordering::SeqCst) {
-            true => Err(StateError::Unavailable("down".into())),
-            false => Ok(()),
-        }
-    }
-}
-
-impl Backend for Memory {
-    fn get(&self, key: &str) -> StateFuture<'_, Option<String>> {
-        let key = key.to_owned();
-        Box::pin(async move {
-            self.check()?;
-            Ok(lock(&self.values).get(&key).cloned())
-        })
-    }
-    fn set(&self, key: &str, value: String, _: Option<Duration>) -> StateFuture<'_, ()> {
-        let key = key.to_owned();
-        Box::pin(async move {
-            self.check()?;
-            lock(&self.values).insert(key, value);
-            Ok(())
-        })
-    }
-    fn delete(&self, key: &str) -> StateFuture<'_, ()> {
-        let key = key.to_owned();
-        Box::pin(async move {
-            self.check()?;
-            lock(&self.values).remove(&key);
-            Ok(())
-        })
-    }
-    fn compare_and_set(
-        &self,
-        key: &str,
-        expected: Option<String>,
-        value: Option<String>,
-        _: Option<Duration>,
-    ) -> StateFuture<'_, bool> {
-        let key = key.to_owned();
-        Box::pin(async move {
-            self.check()?;
-            let mut values = lock(&self.values);
-            if values.get(&key) != expected.as_ref() {
-                return Ok(false);
-            }
-            match value {
-                Some(value) => values.insert(key, value),
-                None => values.remove(&key),
-            };
-            Ok(true)
-        })
-    }
-    fn publish(&self, _: &str, _: String) -> StateFuture<'_, ()> {
-        Box::pin(async move { self.check() })
-    }
-    fn subscribe(&self, _: &str, _: mpsc::Sender<Feed>) -> StateFuture<'_, ()> {
-        Box::pin(std::future::pending())
-    }
-}
 
 #[tokio::test]
 async fn writes_the_state_refused_are_written_when_it_answers_again() {
