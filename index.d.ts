@@ -36,11 +36,40 @@ export interface ToolResult {
    */
   metadata?: {
     server?: string
+    /**
+     * On an error result toolnexus composed itself (a timeout, an abort, an unknown tool,
+     * ...), its {@link ErrorCode}; absent on a server's own error results.
+     */
+    code?: ErrorCode
     content?: Array<{ type: string; [field: string]: unknown }>
     structuredContent?: Record<string, unknown>
     [key: string]: unknown
   }
 }
+
+/**
+ * The stable code of a failure: a rejection's `error.code`, or a composed error result's
+ * `metadata.code`. The README's "Error codes" table says what each means and what to do.
+ */
+export type ErrorCode =
+  | "TOOLNEXUS_TIMEOUT"
+  | "TOOLNEXUS_ABORTED"
+  | "TOOLNEXUS_CLOSED"
+  | "TOOLNEXUS_SERVER_FAILED"
+  | "TOOLNEXUS_UNKNOWN_SERVER"
+  | "TOOLNEXUS_UNKNOWN_TOOL"
+  | "TOOLNEXUS_SIGN_IN_REQUIRED"
+  | "TOOLNEXUS_INVALID_CONFIG"
+  | "TOOLNEXUS_INVALID_ARGUMENT"
+  | "TOOLNEXUS_PROTOCOL"
+  | "TOOLNEXUS_SERVER_ERROR"
+  | "TOOLNEXUS_CONNECTION"
+  | "TOOLNEXUS_UNSUPPORTED"
+  | "TOOLNEXUS_INPUT_REQUIRED"
+  | "TOOLNEXUS_OUTPUT_INVALID"
+  | "TOOLNEXUS_OVERWHELMED"
+  | "TOOLNEXUS_MISSING_DEPENDENCY"
+  | "TOOLNEXUS_INTERNAL"
 
 /** Per-call options for {@link Tool.execute}. */
 export interface ToolContext {

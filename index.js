@@ -11,6 +11,9 @@ import { bridgeOAuth } from "./js/oauth.js"
 import { PRINTS_FAILURES, report } from "./js/notices.js"
 import { withOffers } from "./js/offers.js"
 import { bridgeState, tellUnsharedSignIns } from "./js/state.js"
+import { fromNative } from "./js/errors.js"
+
+const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
 import { lazyExtras } from "./js/tool-extra.js"
 
 export { defineTool } from "./js/define-tool.js"
@@ -38,14 +41,14 @@ async function withSignal(signal, start) {
 }
 
 export function parseMcpConfig(input) {
-  return JSON.parse(native.parseMcpConfig(configSource(input)))
+  return JSON.parse(fromNative(() => native.parseMcpConfig(configSource(input)), INVALID_CONFIG))
 }
 
 export async function listMcpTools(input, opts) {
   const oauth = bridgeOAuth(opts?.oauth)
   const state = bridgeState(opts?.state, "listMcpTools")
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.listMcpTools(configSource(input), canceller, ...oauth, ...state),
+    fromNative(() => native.listMcpTools(configSource(input), canceller, ...oauth, ...state), INVALID_CONFIG),
   )
   const { tools, status, servers, failures } = JSON.parse(handle.summary())
   if (!opts?.[PRINTS_FAILURES]) report(failures)
@@ -69,7 +72,10 @@ export async function loadMcp(input, opts) {
   const state = bridgeState(opts?.state, "loadMcp")
   tellUnsharedSignIns(state)
   const handle = await withSignal(opts?.signal, (canceller) =>
-    native.loadMcp(configSource(input), canceller, waitFor, calls.wake, ...bridgeOAuth(opts?.oauth), ...state),
+    fromNative(
+      () => native.loadMcp(configSource(input), canceller, waitFor, calls.wake, ...bridgeOAuth(opts?.oauth), ...state),
+      INVALID_CONFIG,
+    ),
   )
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)

@@ -144,7 +144,7 @@ for (const transport of ["stdio", "http", "json"] as const) {
     assert.deepEqual(result, {
       output: 'MCP server "k": tools/call "forever" was aborted',
       isError: true,
-      metadata: { server: "k" },
+      metadata: { server: "k", code: "TOOLNEXUS_ABORTED" },
     })
     const cancelled = await poll(() => server.lines().find((line) => line.startsWith("cancelled ")), 5_000)
     assert.ok(cancelled, server.lines().join("\n"))

@@ -57,7 +57,7 @@ for (const [era, server] of eras) {
         output:
           'MCP server "offer" tool "weather" returned structured content that does not match its output schema: at /celsius: value is not of type "number"',
         isError: true,
-        metadata: { server: "offer" },
+        metadata: { server: "offer", code: "TOOLNEXUS_OUTPUT_INVALID" },
       })
       // The server's own error results pass as they came.
       assert.deepEqual(await weather.execute({ city: "error" }), {

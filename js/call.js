@@ -25,23 +25,29 @@ function progressListener(onProgress) {
 export function runToolCall(calls, native, key, metadata, target, args, ctx) {
   if (ctx != null) {
     const refused = refusedContext(ctx)
-    if (refused) return Promise.resolve(failure(metadata, refused))
-    if (ctx.signal?.aborted) return Promise.resolve(failed(metadata, abortedCall(metadata.server, target)))
+    if (refused) return Promise.resolve(failure(metadata, refused, INVALID_ARGUMENT))
+    if (ctx.signal?.aborted) return Promise.resolve(failed(metadata, abortedCall(metadata.server, target), ABORTED))
   }
   const onProgress = ctx?.onProgress && progressListener(ctx.onProgress)
+  let json
+  try {
+    json = JSON.stringify(args ?? {})
+  } catch (error) {
+    return Promise.resolve(failure(metadata, error?.message ?? error, INVALID_ARGUMENT))
+  }
   let id
   try {
     id = native.start(
       key,
       target,
-      JSON.stringify(args ?? {}),
+      json,
       ctx?.timeout,
       onProgress !== undefined,
       ctx?.maxTotalTimeout,
       ctx?.task === true,
     )
   } catch (error) {
-    return Promise.resolve(failure(metadata, error?.message ?? error))
+    return Promise.resolve(failure(metadata, error?.message ?? error, INTERNAL))
   }
   return calls.expect(new Call(id, native, key, metadata, target, onProgress, ctx?.signal))
 }
@@ -74,15 +80,21 @@ class Call {
       if (structured) resultMetadata.structuredContent = JSON.parse(output)
       this.resolve({ output, isError, metadata: resultMetadata })
     } catch (error) {
-      this.resolve(failure(metadata, error?.message ?? error))
+      this.resolve(failure(metadata, error?.message ?? error, INTERNAL))
     }
+  }
+
+  /** A failure toolnexus composed, with its code. */
+  failed(output, code) {
+    this.#settled()
+    this.resolve(failed(this.metadata, output, code))
   }
 
   /** Its progress came faster than this thread took it: the server is told to stop. */
   givenUp() {
     this.#settled()
     this.native.abort(this.key, this.id)
-    this.resolve(failed(this.metadata, progressGivenUp(this.metadata.server, this.target)))
+    this.resolve(failed(this.metadata, progressGivenUp(this.metadata.server, this.target), "TOOLNEXUS_OVERWHELMED"))
   }
 
   #settled() {
@@ -107,19 +119,24 @@ function refusedContext(ctx) {
   return undefined
 }
 
-/** A failed call's result, `output` a sentence the binding worded. */
-function failed(metadata, output) {
-  return { output, isError: true, metadata: { ...metadata } }
+const INVALID_ARGUMENT = "TOOLNEXUS_INVALID_ARGUMENT"
+const ABORTED = "TOOLNEXUS_ABORTED"
+const INTERNAL = "TOOLNEXUS_INTERNAL"
+
+/** A failed call's result, `output` a sentence the binding worded, with its code. */
+function failed(metadata, output, code) {
+  return { output, isError: true, metadata: { ...metadata, code } }
 }
 
-function failure(metadata, reason) {
-  return failed(metadata, `MCP server "${metadata.server}": ${reason}`)
+function failure(metadata, reason, code) {
+  return failed(metadata, `MCP server "${metadata.server}": ${reason}`, code)
 }
 
 /**
  * The JS side of a native call queue: `wake` gets each batch of events, flat
  * `[id, kind, a, b, c, ...]` (kind 0 an outcome, 4 one whose output is its structured
- * content, 1 progress, 2 a call given up, 3 a log message, whose id is the server's name),
+ * content, 5 a failure toolnexus composed with its code, 1 progress, 2 a call given up,
+ * 3 a log message, whose id is the server's name),
  * settles or informs the calls they belong to and hands log messages to `onLog({ server, level, data, text })`, all in the order they came.
  */
 export function callQueue(onLog) {
@@ -136,6 +153,9 @@ export function callQueue(onLog) {
         if (events[i + 1] === 0 || events[i + 1] === 4) {
           pending.delete(events[i])
           call.done(events[i + 2], events[i + 3], events[i + 4], events[i + 1] === 4)
+        } else if (events[i + 1] === 5) {
+          pending.delete(events[i])
+          call.failed(events[i + 2], events[i + 3])
         } else if (events[i + 1] === 2) {
           pending.delete(events[i])
           call.givenUp()

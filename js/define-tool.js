@@ -1,4 +1,5 @@
 // defineTool: a plain JavaScript function as a `Tool` (contract, "Tools defined in JavaScript").
+import { invalidArgument } from "./errors.js"
 
 /** @typedef {import("../index.d.ts").ToolContext} ToolContext */
 
@@ -12,10 +13,10 @@ export function defineTool(def) {
   // Fail at definition time: a nameless or run-less tool would only surface later,
   // as a confusing error inside an MCP server or an agent loop.
   if (typeof name !== "string" || name === "") {
-    throw new TypeError("defineTool: `name` must be a non-empty string")
+    throw invalidArgument("defineTool: `name` must be a non-empty string")
   }
   if (typeof run !== "function") {
-    throw new TypeError(`defineTool: tool "${name}" needs a \`run\` function`)
+    throw invalidArgument(`defineTool: tool "${name}" needs a \`run\` function`)
   }
   return {
     name,

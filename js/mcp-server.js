@@ -4,6 +4,7 @@
 // path) must never load @modelcontextprotocol/sdk, which only servers need.
 
 import { createRequire } from "node:module"
+import { coded, invalidArgument } from "./errors.js"
 
 /** @type {string | undefined} */
 let packageVersion
@@ -24,7 +25,7 @@ export function buildMcpServer(tools, cfg = {}, onCall) {
   for (const tool of tools) {
     if (allowed && !allowed.has(tool.name)) continue
     // Names are how clients call tools: a duplicate would make one tool unreachable.
-    if (byName.has(tool.name)) throw new TypeError(`buildMcpServer: duplicate tool name "${tool.name}"`)
+    if (byName.has(tool.name)) throw invalidArgument(`buildMcpServer: duplicate tool name "${tool.name}"`)
     byName.set(tool.name, tool)
   }
 
@@ -63,10 +64,13 @@ export function buildMcpServer(tools, cfg = {}, onCall) {
       // One server, one transport: the SDK's Server is bound to a single connection.
       if (connecting) {
         return Promise.reject(
-          new Error("buildMcpServer: connect() was already called; build another server for another transport"),
+          coded(
+            new Error("buildMcpServer: connect() was already called; build another server for another transport"),
+            "TOOLNEXUS_INVALID_ARGUMENT",
+          ),
         )
       }
-      if (closed) return Promise.reject(new Error("buildMcpServer: the server is closed"))
+      if (closed) return Promise.reject(coded(new Error("buildMcpServer: the server is closed"), "TOOLNEXUS_CLOSED"))
       connecting = start(transport)
       return connecting.then(() => undefined)
     },
@@ -86,7 +90,8 @@ async function importSdk() {
     ])
   } catch (err) {
     const hint = "buildMcpServer needs the @modelcontextprotocol/sdk package installed next to toolnexus"
-    throw new Error(`${hint}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    const message = `${hint}: ${err instanceof Error ? err.message : String(err)}`
+    throw coded(new Error(message, { cause: err }), "TOOLNEXUS_MISSING_DEPENDENCY")
   }
 }
 

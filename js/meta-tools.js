@@ -2,6 +2,7 @@
 // that search the listing, show one tool's schema, and call a tool by name. They are
 // ordinary Tools, so any framework adapter takes them as it takes the others.
 import { defineTool } from "./define-tool.js"
+import { invalidArgument } from "./errors.js"
 
 /** Schema text above this many characters in all makes `auto` hand out the meta-tools. */
 export const DEFAULT_MAX_SCHEMA_CHARS = 32_000
@@ -24,6 +25,7 @@ export function metaTools({ search, find }) {
   const unknown = (name) => ({
     output: `no tool named ${JSON.stringify(name)}; search_tools finds the names`,
     isError: true,
+    metadata: { code: "TOOLNEXUS_UNKNOWN_TOOL" },
   })
   return [
     defineTool({
@@ -96,11 +98,11 @@ export function metaTools({ search, find }) {
 export function chooseTools(opts, { tools, size, meta }) {
   const mode = opts?.mode ?? "auto"
   if (mode !== "auto" && mode !== "all" && mode !== "meta") {
-    throw new TypeError(`modelTools: mode must be "auto", "all" or "meta", got ${JSON.stringify(mode)}`)
+    throw invalidArgument(`modelTools: mode must be "auto", "all" or "meta", got ${JSON.stringify(mode)}`)
   }
   const max = opts?.maxSchemaChars ?? DEFAULT_MAX_SCHEMA_CHARS
   if (typeof max !== "number" || !(max >= 0)) {
-    throw new TypeError(`modelTools: maxSchemaChars must be a non-negative number, got ${JSON.stringify(max)}`)
+    throw invalidArgument(`modelTools: maxSchemaChars must be a non-negative number, got ${JSON.stringify(max)}`)
   }
   if (mode === "all" || (mode === "auto" && size() <= max)) return tools()
   return meta()
@@ -108,10 +110,10 @@ export function chooseTools(opts, { tools, size, meta }) {
 
 /** Validates `searchTools`' arguments; returns the limit. */
 export function searchLimit(query, opts) {
-  if (typeof query !== "string") throw new TypeError("searchTools: query must be a string")
+  if (typeof query !== "string") throw invalidArgument("searchTools: query must be a string")
   const limit = opts?.limit ?? DEFAULT_LIMIT
   if (!Number.isInteger(limit) || limit < 0) {
-    throw new TypeError(`searchTools: limit must be a non-negative integer, got ${JSON.stringify(limit)}`)
+    throw invalidArgument(`searchTools: limit must be a non-negative integer, got ${JSON.stringify(limit)}`)
   }
   return Math.min(limit, 0xffff_ffff)
 }

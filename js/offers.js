@@ -2,14 +2,35 @@
 // resource templates, prompts, completions and resource subscriptions, with the official
 // SDK's names. The native side asks the live session; answers come back as the JSON text
 // the server sent.
+import { failureError, invalidArgument, nativeCoded } from "./errors.js"
+
+/**
+ * `native` (a call into the binding) as a function whose promise resolves the value the
+ * binding resolved, or rejects with the failure it resolved in its place, with its code.
+ */
+const settling =
+  (native, isValue) =>
+  async (...args) => {
+    let outcome
+    try {
+      outcome = await native(...args)
+    } catch (error) {
+      throw nativeCoded(error, "TOOLNEXUS_INVALID_ARGUMENT")
+    }
+    if (isValue(outcome)) return outcome
+    throw failureError(outcome)
+  }
 
 /**
  * The methods of a source or view over `ask(server, kind, paramsJson?)` (a promise of JSON
- * text; it throws at once for a server it does not know), `serverNames()` (the connected
+ * text, or of `{ code, message }` when it failed), `serverNames()` (the connected
  * servers, in order) and `subscribe(server, uri, onText)` (a promise of a native
- * subscription with `unsubscribe()`; `onText` gets each update's params as JSON text).
+ * subscription with `unsubscribe()`, or of a failure; `onText` gets each update's params
+ * as JSON text).
  */
-export function offerMethods(ask, serverNames, subscribe) {
+export function offerMethods(rawAsk, serverNames, rawSubscribe) {
+  const ask = settling(rawAsk, (answer) => typeof answer === "string")
+  const subscribe = settling(rawSubscribe, (subscription) => typeof subscription?.unsubscribe === "function")
   const list = async (kind, server) => {
     const servers = server === undefined ? serverNames() : [String(server)]
     const lists = await Promise.all(
@@ -33,7 +54,7 @@ export function offerMethods(ask, serverNames, subscribe) {
     complete: (server, ref, argument, context) =>
       request(server, "completion/complete", context === undefined ? { ref, argument } : { ref, argument, context }),
     subscribeResource: async (server, uri, onUpdate) => {
-      if (typeof onUpdate !== "function") throw new TypeError("subscribeResource: onUpdate must be a function")
+      if (typeof onUpdate !== "function") throw invalidArgument("subscribeResource: onUpdate must be a function")
       const name = String(server)
       const deliver = (text) => {
         // What the callback throws or rejects with is its own business, never the host's.

@@ -1,6 +1,7 @@
 // Tool schemas made for one model provider. The work is native (src/provider_schema/);
 // here each schema is made once per profile and kept while its schema object lives.
 import { ProviderSchema } from "../binding.js"
+import { fromNative } from "./errors.js"
 
 const made = new WeakMap() // schema object → Map(profile → Profiled)
 
@@ -15,7 +16,8 @@ class Profiled {
   /** The model's arguments without the nulls strict mode forced in for omitted properties. */
   restore(args) {
     if (this.native === undefined || args == null || typeof args !== "object") return args
-    return JSON.parse(this.native.restoreArguments(JSON.stringify(args)))
+    const json = JSON.stringify(args)
+    return JSON.parse(fromNative(() => this.native.restoreArguments(json), "TOOLNEXUS_INVALID_ARGUMENT"))
   }
 }
 
@@ -27,7 +29,9 @@ export function profiled(schemaOrTool, profile) {
   const key = schema != null && typeof schema === "object" ? schema : undefined
   const cached = key && made.get(key)?.get(profile)
   if (cached) return cached
-  const entry = new Profiled(new ProviderSchema(JSON.stringify(schema ?? {}), String(profile)))
+  const json = JSON.stringify(schema ?? {})
+  const native = fromNative(() => new ProviderSchema(json, String(profile)), "TOOLNEXUS_INVALID_ARGUMENT")
+  const entry = new Profiled(native)
   if (key) {
     if (!made.has(key)) made.set(key, new Map())
     made.get(key).set(profile, entry)

@@ -3,6 +3,7 @@
 // as one function of JSON text that never rejects (see src/binding/state_store.rs). A
 // store without a key says once, at start, that its sign-ins stay on this host.
 import { report } from "./notices.js"
+import { invalidArgument } from "./errors.js"
 
 /** How long one `next` of a subscription waits for messages before answering none. */
 const NEXT_MS = 1_000
@@ -15,17 +16,17 @@ export function bridgeState(state, what) {
   if (state === undefined || state === null) return []
   const options = typeof state === "string" ? { url: state } : isStateStore(state) ? { store: state } : state
   if (typeof options !== "object") {
-    throw new TypeError(`${what}: state must be a Redis URL, { url | store, namespace?, key? } or a StateStore`)
+    throw invalidArgument(`${what}: state must be a Redis URL, { url | store, namespace?, key? } or a StateStore`)
   }
   if (options.store !== undefined && !isStateStore(options.store)) {
-    throw new TypeError(`${what}: state.store must have ${OPS.join(", ")}`)
+    throw invalidArgument(`${what}: state.store must have ${OPS.join(", ")}`)
   }
   if (options.store === undefined && (typeof options.url !== "string" || options.url === "")) {
-    throw new TypeError(`${what}: state.url must be a redis:// or rediss:// URL`)
+    throw invalidArgument(`${what}: state.url must be a redis:// or rediss:// URL`)
   }
   for (const name of ["namespace", "key"]) {
     if (options[name] !== undefined && typeof options[name] !== "string") {
-      throw new TypeError(`${what}: state.${name} must be a string`)
+      throw invalidArgument(`${what}: state.${name} must be a string`)
     }
   }
   const key = options.key ?? process.env.TOOLNEXUS_STATE_KEY

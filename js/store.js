@@ -12,6 +12,9 @@ import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
 import { Listed } from "./listed.js"
 import { bridgeOAuth } from "./oauth.js"
 import { bridgeState, tellUnsharedSignIns } from "./state.js"
+import { fromNative, invalidArgument } from "./errors.js"
+
+const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
 
 const STORE = Symbol("store view")
 
@@ -24,7 +27,7 @@ const storeOptions = (opts) => {
     const value = opts?.[key]
     if (value === undefined) continue
     if (typeof value !== "number" || !Number.isFinite(value) || value < 0) {
-      throw new TypeError(`createMcpStore: ${key} must be a non-negative number, got ${JSON.stringify(value)}`)
+      throw invalidArgument(`createMcpStore: ${key} must be a non-negative number, got ${JSON.stringify(value)}`)
     }
     out[key] = Math.floor(value)
   }
@@ -32,13 +35,13 @@ const storeOptions = (opts) => {
     const value = opts?.[key]
     if (value === undefined) continue
     if (typeof value !== "boolean") {
-      throw new TypeError(`createMcpStore: ${key} must be a boolean, got ${JSON.stringify(value)}`)
+      throw invalidArgument(`createMcpStore: ${key} must be a boolean, got ${JSON.stringify(value)}`)
     }
     out[key] = value
   }
   if (opts?.catalogDir !== undefined) {
     if (typeof opts.catalogDir !== "string" || opts.catalogDir === "") {
-      throw new TypeError(
+      throw invalidArgument(
         `createMcpStore: catalogDir must be a non-empty string, got ${JSON.stringify(opts.catalogDir)}`,
       )
     }
@@ -256,7 +259,7 @@ class View {
     const tool = this.tools().find((t) => t.name === name)
     if (tool) return tool.execute(args, ctx)
     const where = this.#agent === null ? "the store" : `agent "${this.#agent}"`
-    return { output: `no tool "${name}" in ${where}`, isError: true }
+    return { output: `no tool "${name}" in ${where}`, isError: true, metadata: { code: "TOOLNEXUS_UNKNOWN_TOOL" } }
   }
 
   /** Per service of this view: state, last error, tool count, connect time, restarts, client id. */
@@ -280,7 +283,7 @@ class View {
 
   /** Adds and starts connecting the servers of an mcp.json (path or object) in this view. */
   addServers(config) {
-    this.#native.addServers(this.#agent, configSource(config))
+    fromNative(() => this.#native.addServers(this.#agent, configSource(config)), INVALID_CONFIG)
     return this
   }
 
@@ -291,7 +294,8 @@ class View {
 
   /** Replaces the entry of server `name` and reconnects it. */
   updateServer(name, entry) {
-    this.#native.updateServer(this.#agent, String(name), JSON.stringify(entry ?? null))
+    const json = JSON.stringify(entry ?? null)
+    fromNative(() => this.#native.updateServer(this.#agent, String(name), json), INVALID_CONFIG)
     return this
   }
 
@@ -301,7 +305,7 @@ class View {
    * changes it can see.
    */
   onChange(listener) {
-    if (typeof listener !== "function") throw new TypeError("onChange: listener must be a function")
+    if (typeof listener !== "function") throw invalidArgument("onChange: listener must be a function")
     // The store itself is built with no store (`this` does not exist before `super()`).
     return (this.#store ?? this)[STORE].subscribe(this, listener)
   }
@@ -436,7 +440,7 @@ class McpStore extends View {
 
   /** The view of agent `id`: only its own services, under their local names. */
   forAgent(id) {
-    if (typeof id !== "string" || id === "") throw new TypeError("forAgent: the agent id must be a non-empty string")
+    if (typeof id !== "string" || id === "") throw invalidArgument("forAgent: the agent id must be a non-empty string")
     let view = this.#views.get(id)?.deref()
     if (!view) {
       view = new View(this, this.#native, id)
@@ -481,7 +485,10 @@ export function createMcpStore(input, opts) {
   const calls = callQueue()
   const [state, stateStore] = bridgeState(opts?.state, "createMcpStore")
   const options = { ...storeOptions(opts), state }
-  const nativeStore = new native.NativeStore(source, options, calls.wake, ...bridgeOAuth(opts?.oauth), stateStore)
+  const nativeStore = fromNative(
+    () => new native.NativeStore(source, options, calls.wake, ...bridgeOAuth(opts?.oauth), stateStore),
+    INVALID_CONFIG,
+  )
   tellUnsharedSignIns([state])
   queues.set(nativeStore, calls)
   // Servers spawn a turn later: the catalog lists their tools meanwhile, a call waits for

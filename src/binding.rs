@@ -9,6 +9,7 @@ use std::time::Duration;
 
 mod bounded;
 mod call_queue;
+mod failure;
 mod host_loop;
 mod listing;
 mod live;

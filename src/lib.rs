@@ -3,6 +3,7 @@
 //! it; everything else knows nothing of Node.
 
 pub mod auth;
+pub mod code;
 pub mod config;
 pub mod duration;
 pub mod elicitation;

@@ -132,6 +132,7 @@ impl Redactor {
             is_error: true,
             content: output.content.map(|c| self.redact_json(c)),
             structured: None,
+            code: output.code,
         }
     }
 

@@ -35,6 +35,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use self::service::{Inner, Members, Service, State};
+use crate::code::Code;
 use crate::config::McpConfig;
 use crate::inventory::in_parallel;
 use crate::lock::{lock, write};
@@ -95,6 +96,18 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// The code of a call that cannot reach a server in this phase.
+    pub fn code(self) -> Code {
+        match self {
+            Phase::NeedsAuth => Code::SignInRequired,
+            Phase::Failed | Phase::Disabled => Code::ServerFailed,
+            // Not up within the call's time.
+            Phase::Lazy | Phase::Initializing | Phase::Connected | Phase::Reconnecting => {
+                Code::Timeout
+            }
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Phase::Lazy => "lazy",

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::code::Code;
 use crate::js_json;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,8 @@ pub struct ToolOutput {
     /// The result's `structuredContent`, when a successful result has one; `output` is
     /// then its JSON text.
     pub structured: Option<Value>,
+    /// What toolnexus says of an error it composed itself (none for a server's own).
+    pub code: Option<Code>,
 }
 
 impl ToolOutput {
@@ -27,15 +30,26 @@ impl ToolOutput {
             is_error: false,
             content: None,
             structured: None,
+            code: None,
         }
     }
 
+    /// An error result as a server returned it.
     pub fn error(reason: impl Into<String>) -> ToolOutput {
         ToolOutput {
             output: reason.into(),
             is_error: true,
             content: None,
             structured: None,
+            code: None,
+        }
+    }
+
+    /// An error result toolnexus composed, with its code.
+    pub fn failure(code: Code, reason: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            code: Some(code),
+            ..ToolOutput::error(reason)
         }
     }
 }
@@ -122,6 +136,7 @@ fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {
             is_error,
             content,
             structured: Some(structured),
+            code: None,
         });
     }
     let texts = view
@@ -140,6 +155,7 @@ fn complete(json: &str, view: ResultView) -> Option<ToolOutput> {
         is_error,
         content,
         structured: None,
+        code: None,
     })
 }
 

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
+use toolnexus::code::Code;
 use toolnexus::config::{ConfigInput, McpConfig};
 use toolnexus::inventory::{self, Source};
 use toolnexus::session::{CallSink, CallSpec, Progress, Session};
@@ -130,20 +131,27 @@ async fn calls_round_trip_and_tools_are_listed() {
     let output = call(&source, "failing", "{}", LONG).await;
     assert_eq!(
         output,
-        ToolOutput::error(
+        ToolOutput::failure(
+            Code::ServerError,
             "MCP server \"sed\" answered tools/call \"failing\" with an error: no such thing"
         )
     );
     let output = call(&source, "echo", "[1]", LONG).await;
     assert_eq!(
         output,
-        ToolOutput::error("MCP server \"sed\": arguments for \"echo\" must be a JSON object")
+        ToolOutput::failure(
+            Code::InvalidArgument,
+            "MCP server \"sed\": arguments for \"echo\" must be a JSON object"
+        )
     );
     source.close().await;
     let output = call(&source, "echo", r#"{"text":"late"}"#, LONG).await;
     assert_eq!(
         output,
-        ToolOutput::error("MCP server \"sed\" is closed; cannot run tools/call \"echo\"")
+        ToolOutput::failure(
+            Code::Closed,
+            "MCP server \"sed\" is closed; cannot run tools/call \"echo\""
+        )
     );
 }
 
@@ -210,7 +218,10 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
     let output = call(&source, "silent", "{}", Duration::from_millis(200)).await;
     assert_eq!(
         output,
-        ToolOutput::error("MCP server \"sed\" did not answer tools/call \"silent\" within 200 ms")
+        ToolOutput::failure(
+            Code::Timeout,
+            "MCP server \"sed\" did not answer tools/call \"silent\" within 200 ms"
+        )
     );
     let cancel = CancellationToken::new();
     let options = CallOptions {
@@ -229,7 +240,10 @@ async fn an_unanswered_call_times_out_and_an_aborted_one_ends_at_once() {
     );
     assert_eq!(
         output,
-        ToolOutput::error("MCP server \"sed\": tools/call \"silent\" was aborted")
+        ToolOutput::failure(
+            Code::Aborted,
+            "MCP server \"sed\": tools/call \"silent\" was aborted"
+        )
     );
     // The session still works after both.
     let output = call(&source, "echo", r#"{"text":"still here"}"#, LONG).await;
@@ -259,16 +273,25 @@ async fn assert_calls_end_with_the_server(source: Source) {
     let (waiting, quitting) = tokio::join!(waiting, quitting);
     assert_eq!(
         waiting,
-        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"silent\"")
+        ToolOutput::failure(
+            Code::ServerFailed,
+            "MCP server \"sed\" exited (code 0) during tools/call \"silent\""
+        )
     );
     assert_eq!(
         quitting,
-        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"quit\"")
+        ToolOutput::failure(
+            Code::ServerFailed,
+            "MCP server \"sed\" exited (code 0) during tools/call \"quit\""
+        )
     );
     let later = call(&source, "echo", r#"{"text":"x"}"#, LONG).await;
     assert_eq!(
         later,
-        ToolOutput::error("MCP server \"sed\" exited (code 0) during tools/call \"echo\"")
+        ToolOutput::failure(
+            Code::ServerFailed,
+            "MCP server \"sed\" exited (code 0) during tools/call \"echo\""
+        )
     );
     source.close().await;
 }
@@ -298,7 +321,8 @@ async fn an_answer_over_the_size_limit_fails_its_call_at_once_and_the_session_go
     let huge = call(&source, "huge", "{}", LONG).await;
     assert_eq!(
         huge,
-        ToolOutput::error(
+        ToolOutput::failure(
+            Code::Connection,
             "MCP server \"sed\" answered tools/call \"huge\" with a message over the 128 MiB limit"
         )
     );

@@ -36,9 +36,9 @@ export async function runAnthropicToolUses(tools, content, opts) {
 }
 
 async function run(tool, use, opts) {
-  if (tool === undefined) return refused(`no tool named ${JSON.stringify(use.name)}`)
+  if (tool === undefined) return refused(`no tool named ${JSON.stringify(use.name)}`, "TOOLNEXUS_UNKNOWN_TOOL")
   const { args, error } = parseArguments(use.input)
-  if (error) return refused(error)
+  if (error) return refused(error, "TOOLNEXUS_INVALID_ARGUMENT")
   return tool.execute(args, { signal: opts?.signal, timeout: opts?.timeout })
 }
 

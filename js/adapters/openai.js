@@ -2,13 +2,14 @@
 // response's function calls run. Plain objects: nothing of `openai` is imported.
 import { profiled } from "../provider-schema.js"
 import { byName, outputLimit, parseArguments, refused, resultParts, textOnly } from "./results.js"
+import { invalidArgument } from "../errors.js"
 
 const profileOf = (opts) => (opts?.strict === false ? "openai" : "openai-strict")
 
 function api(opts) {
   const name = opts?.api ?? "responses"
   if (name !== "chat" && name !== "responses")
-    throw new TypeError(`api must be "chat" or "responses", got ${JSON.stringify(name)}`)
+    throw invalidArgument(`api must be "chat" or "responses", got ${JSON.stringify(name)}`)
   return name
 }
 
@@ -46,9 +47,9 @@ export async function runOpenAIToolCalls(tools, calls, opts) {
 }
 
 async function run(tool, name, json, profile, opts) {
-  if (tool === undefined) return refused(`no tool named ${JSON.stringify(name)}`)
+  if (tool === undefined) return refused(`no tool named ${JSON.stringify(name)}`, "TOOLNEXUS_UNKNOWN_TOOL")
   const { args, error } = parseArguments(json)
-  if (error) return refused(error)
+  if (error) return refused(error, "TOOLNEXUS_INVALID_ARGUMENT")
   return tool.execute(profiled(tool, profile).restore(args), { signal: opts?.signal, timeout: opts?.timeout })
 }
 

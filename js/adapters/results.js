@@ -1,6 +1,7 @@
 // A ToolResult as a model reads it: its parts (text, images, audio; resources named as
 // text), with the text cut to a limit and a marker saying how much was cut. Each adapter
 // turns these parts into its provider's blocks.
+import { invalidArgument } from "../errors.js"
 
 /** What adapters hand a model at most, in characters (UTF-16 units), unless told otherwise. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 100_000
@@ -8,7 +9,7 @@ export const DEFAULT_MAX_OUTPUT_CHARS = 100_000
 /** The limit for `tool`: the call's option, else the server's `maxOutputChars`, else the default. */
 export function outputLimit(tool, opts) {
   const limit = opts?.maxOutputChars ?? tool?.metadata?.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS
-  if (typeof limit !== "number" || !(limit >= 0)) throw new TypeError("maxOutputChars must be a number of characters")
+  if (typeof limit !== "number" || !(limit >= 0)) throw invalidArgument("maxOutputChars must be a number of characters")
   return limit
 }
 
@@ -79,8 +80,8 @@ export function textOnly(parts) {
     .join("\n")
 }
 
-/** A call's failure before it reached a tool: unknown name, arguments that are not JSON. */
-export const refused = (output) => ({ output, isError: true, metadata: {} })
+/** A call's failure before it reached a tool (an unknown name, arguments that are not JSON), with its code. */
+export const refused = (output, code) => ({ output, isError: true, metadata: { code } })
 
 /** `args` as a JSON object, or the reason it is not one. */
 export function parseArguments(json) {

@@ -41,6 +41,8 @@ const GIVEN_UP: u32 = 2;
 const LOG: u32 = 3;
 /// An outcome whose output is its `structuredContent`'s JSON text.
 const DONE_STRUCTURED: u32 = 4;
+/// A failure toolnexus composed: `output` and its code.
+const FAILED: u32 = 5;
 
 /// The most queued progress may take (its messages, and a fixed cost per event).
 const PROGRESS_BUDGET: usize = 16 << 20;
@@ -214,7 +216,8 @@ impl Shared {
 /// outcome, kind 0, `output, isError, content` (JSON text or null), or kind 4 when `output`
 /// is the result's `structuredContent` as JSON text; for progress, kind 1,
 /// `progress, total, message` (null when absent); kind 2, a call given up, has none; a log
-/// message, kind 3, has the server's name in place of the id, then `level, data, text`.
+/// message, kind 3, has the server's name in place of the id, then `level, data, text`; a
+/// failure toolnexus composed, kind 5, `output, code`.
 struct Batch(Vec<(u64, Event)>);
 
 impl ToNapiValue for Batch {
@@ -224,6 +227,16 @@ impl ToNapiValue for Batch {
         for (i, (call, event)) in batch.0.into_iter().enumerate() {
             let at = i as u32 * 5;
             match event {
+                Event::Done(ToolOutput {
+                    output,
+                    code: Some(code),
+                    ..
+                }) => {
+                    array.set(at, call as f64)?;
+                    array.set(at + 1, FAILED)?;
+                    array.set(at + 2, output)?;
+                    array.set(at + 3, code.as_str())?;
+                }
                 Event::Done(output) => {
                     array.set(at, call as f64)?;
                     let kind = if output.structured.is_some() {

@@ -10,11 +10,13 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::failure::{Outcome, named, settle};
 use super::store::NativeStore;
 use super::{McpInventoryHandle, McpSourceHandle};
+use crate::code::{Code, Coded};
 use crate::listed_tool::ListedTool;
+use crate::session::Session;
 use crate::session::offers::{self, Kind, Listing};
-use crate::session::{Failure, Session};
 
 impl McpInventoryHandle {
     pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
@@ -78,8 +80,8 @@ impl Ask {
     }
 
     /// The answer as JSON text: a listing's entries as an array, a request's result
-    /// object. A failure is an error whose message names the server.
-    async fn run(self, session: Arc<Session>) -> Result<String> {
+    /// object. A failure names the server.
+    async fn run(self, session: Arc<Session>) -> std::result::Result<String, Coded> {
         let cancel = CancellationToken::new();
         let answer = match self {
             Ask::List(listing) => session.list_offered(listing, &cancel).await.map(|entries| {
@@ -96,16 +98,6 @@ impl Ask {
             }
         };
         answer.map_err(|failure| named(&session, failure))
-    }
-}
-
-/// A failure of `session` as a host reads it: an error naming the server.
-pub(super) fn named(session: &Session, failure: Failure) -> Error {
-    match failure {
-        Failure::Reason(reason) => {
-            Error::from_reason(format!("MCP server \"{}\" {reason}", session.name()))
-        }
-        Failure::Aborted => Error::new(Status::Cancelled, "aborted"),
     }
 }
 
@@ -129,18 +121,18 @@ impl McpSourceHandle {
         server: String,
         kind: String,
         params_json: Option<String>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<PromiseRaw<'env, Outcome<String>>> {
         let ask = Ask::new(&kind, params_json)?;
-        env.spawn_future(ask.run(self.session(&server)?))
+        let session = self.session(&server);
+        settle(env, async move { ask.run(session?).await })
     }
 
-    /// The connected server named `server`, or an error saying there is none.
-    pub(super) fn session(&self, server: &str) -> Result<Arc<Session>> {
+    /// The connected server named `server`, or why there is none.
+    pub(super) fn session(&self, server: &str) -> std::result::Result<Arc<Session>, Coded> {
         let session = self.source.sessions.iter().find(|s| s.name() == server);
         session.cloned().ok_or_else(|| {
-            Error::from_reason(format!(
-                "no connected MCP server \"{server}\" in this source"
-            ))
+            let why = format!("no connected MCP server \"{server}\" in this source");
+            Coded::new(Code::UnknownServer, why)
         })
     }
 }
@@ -163,12 +155,9 @@ impl NativeStore {
         server: String,
         kind: String,
         params_json: Option<String>,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) -> Result<PromiseRaw<'env, Outcome<String>>> {
         let ask = Ask::new(&kind, params_json)?;
-        let session = self
-            .store
-            .session_of(agent.as_deref(), &server)
-            .map_err(Error::from_reason)?;
-        env.spawn_future(ask.run(session))
+        let session = self.store.session_of(agent.as_deref(), &server);
+        settle(env, async move { ask.run(session?).await })
     }
 }

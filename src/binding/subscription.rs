@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::McpSourceHandle;
 use super::bounded::{Bounded, Callback};
-use super::offer::named;
+use super::failure::{Outcome, named, settle};
 use super::store::NativeStore;
 use crate::lock::lock;
 use crate::session::subscribe::UpdateTo;
@@ -85,9 +85,10 @@ impl McpSourceHandle {
         server: String,
         uri: String,
         on_update: Callback<String>,
-    ) -> Result<PromiseRaw<'env, ResourceSubscription>> {
-        let session = self.session(&server)?;
-        env.spawn_future(async move {
+    ) -> Result<PromiseRaw<'env, Outcome<ResourceSubscription>>> {
+        let session = self.session(&server);
+        settle(env, async move {
+            let session = session?;
             let (to, updates) = channel();
             let cancel = CancellationToken::new();
             let subscribed = session.subscribe_resource(&uri, to, &cancel).await;
@@ -115,13 +116,11 @@ impl NativeStore {
         server: String,
         uri: String,
         on_update: Callback<String>,
-    ) -> Result<PromiseRaw<'env, ResourceSubscription>> {
-        let session = self
-            .store
-            .session_of(agent.as_deref(), &server)
-            .map_err(Error::from_reason)?;
+    ) -> Result<PromiseRaw<'env, Outcome<ResourceSubscription>>> {
+        let session = self.store.session_of(agent.as_deref(), &server);
         let store = self.store.clone();
-        env.spawn_future(async move {
+        settle(env, async move {
+            let session = session?;
             let (to, updates) = channel();
             let cancel = CancellationToken::new();
             let subscribed = session.subscribe_resource(&uri, to.clone(), &cancel).await;

@@ -231,7 +231,7 @@ impl Engine {
             State::Open | State::Ending => {}
             State::Gone(status) => return self.fail_gone(status, vec![pending]),
             State::Closed => {
-                let closed = Error::other(closed_before(&pending.phase));
+                let closed = Error::new(ErrorKind::Closed, closed_before(&pending.phase));
                 return pending.caller.fail(closed.into());
             }
         }
@@ -325,7 +325,7 @@ impl Engine {
                 match pending.caller.decode(result) {
                     Decoded::Done => return,
                     Decoded::InputRequired(_) if pending.rounds >= MAX_ROUNDS => {
-                        Error::other(format!(
+                        Error::answered(format!(
                             "asked for input more than {MAX_ROUNDS} times during {phase}; {} was given up",
                             pending.caller.given_up()
                         ))

@@ -7,6 +7,7 @@ use rmcp::model::ErrorData;
 use rmcp::service::ServiceError;
 
 use super::wording::{answered_with_error, malformed_response, timed_out, unexpected_response};
+use crate::code::Code;
 use crate::transport::MAX_MESSAGE_BYTES;
 use crate::transport::http;
 
@@ -46,9 +47,32 @@ pub enum Kind {
     NeedsSignIn,
     /// Ran out of time.
     TimedOut,
-    /// Anything else: the server exited, the request could not be composed or sent, the
-    /// host refused what the server asked.
+    /// The session was closed (by its host) before or during the request.
+    Closed,
+    /// The server asked for what toolnexus does not do (a method, a capability).
+    Unsupported,
+    /// The server asked for input, and nobody here can give it.
+    InputRequired,
+    /// Anything else: the server exited or could not start, the request could not be
+    /// composed or sent.
     Other,
+}
+
+impl Kind {
+    /// The code a host branches on.
+    pub fn code(self) -> Code {
+        match self {
+            Kind::Answered { code: Some(_) } => Code::ServerError,
+            Kind::Answered { code: None } => Code::Protocol,
+            Kind::Broken | Kind::MaybeLegacy => Code::Connection,
+            Kind::NeedsSignIn => Code::SignInRequired,
+            Kind::TimedOut => Code::Timeout,
+            Kind::Closed => Code::Closed,
+            Kind::Unsupported => Code::Unsupported,
+            Kind::InputRequired => Code::InputRequired,
+            Kind::Other => Code::ServerFailed,
+        }
+    }
 }
 
 impl From<http::Meaning> for Kind {

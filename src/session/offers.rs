@@ -164,13 +164,13 @@ impl Session {
                 Some(next) if next.is_empty() => return Ok(entries),
                 Some(next) if !seen.insert(next.clone()) => {
                     let repeated = format!("{method} repeated the cursor \"{next}\"");
-                    return Err(Failure::from(Error::other(repeated)).redacted(self.redactor()));
+                    return Err(Failure::from(Error::answered(repeated)).redacted(self.redactor()));
                 }
                 Some(next) => cursor = Some(next),
             }
         }
         let method = kind.method;
-        Err(Error::other(format!("{method} returned more than {MAX_PAGES} pages")).into())
+        Err(Error::answered(format!("{method} returned more than {MAX_PAGES} pages")).into())
     }
 
     /// Sends a request of `kind` with `params` (members of its params object), bounded

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use super::engine::call::CallSink;
 use super::engine::request::Progress;
+use crate::code::Code;
 use crate::listed_tool::ListedTool;
 use crate::lock::lock;
 use crate::output_schema::OutputSchema;
@@ -52,7 +53,10 @@ pub fn check(schema: &OutputSchema, server: &str, tool: &str, output: ToolOutput
             Err(broken) => format!("has an output schema that is not valid: {broken}"),
         },
     };
-    ToolOutput::error(format!("MCP server \"{server}\" tool \"{tool}\" {why}"))
+    ToolOutput::failure(
+        Code::OutputInvalid,
+        format!("MCP server \"{server}\" tool \"{tool}\" {why}"),
+    )
 }
 
 /// A call's sink that checks its result first.
@@ -112,6 +116,7 @@ mod tests {
             is_error: false,
             content: None,
             structured: Some(value),
+            code: None,
         }
     }
 
@@ -127,6 +132,7 @@ mod tests {
         let s = schema(json!({ "type": "object", "properties": { "n": { "type": "number" } } }));
         let out = check(&s, "srv", "t", structured(json!({ "n": "secret-ish" })));
         assert!(out.is_error);
+        assert_eq!(out.code, Some(crate::code::Code::OutputInvalid));
         assert_eq!(
             out.output,
             "MCP server \"srv\" tool \"t\" returned structured content that does not match its output schema: at /n: value is not of type \"number\""

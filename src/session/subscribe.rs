@@ -105,7 +105,7 @@ impl Session {
         if caps.and_then(|r| r.subscribe) != Some(true) {
             let refusal =
                 "offers no resource subscriptions (its capabilities lack resources.subscribe)";
-            return Err(Error::other(refusal).into());
+            return Err(Error::new(super::error::Kind::Unsupported, refusal).into());
         }
         if info.is_some_and(|info| !info.protocol_version.has_initialize()) {
             return self.listen_to(uri, to, cancel).await;

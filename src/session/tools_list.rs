@@ -56,13 +56,13 @@ pub async fn list_all(
             Some(next) if next.is_empty() => return Ok((tools, hints)),
             Some(next) if !seen.insert(next.clone()) => {
                 return Err(
-                    Error::other(format!("tools/list repeated the cursor \"{next}\"")).into(),
+                    Error::answered(format!("tools/list repeated the cursor \"{next}\"")).into(),
                 );
             }
             Some(next) => cursor = Some(next),
         }
     }
-    Err(Error::other(format!("tools/list returned more than {MAX_PAGES} pages")).into())
+    Err(Error::answered(format!("tools/list returned more than {MAX_PAGES} pages")).into())
 }
 
 /// One page, after as many rounds of answering what the server asks as it takes.

@@ -1,21 +1,24 @@
 //! How a request's failures read: the same for local and remote servers.
 
+use super::error::Error;
+use crate::code::Code;
 use crate::tool_result::ToolOutput;
 
 pub fn during(tool: &str) -> String {
     format!("tools/call \"{tool}\"")
 }
 
-/// A failure as the call's result: an error naming the server.
-pub fn failed(server: &str, reason: String) -> ToolOutput {
-    ToolOutput::error(format!("MCP server \"{server}\" {reason}"))
+/// A failure as the call's result: an error naming the server, with its kind's code.
+pub fn failed(server: &str, error: Error) -> ToolOutput {
+    let code = error.kind().code();
+    ToolOutput::failure(code, format!("MCP server \"{server}\" {error}"))
 }
 
 pub fn aborted(server: &str, tool: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "MCP server \"{server}\": {} was aborted",
-        during(tool)
-    ))
+    ToolOutput::failure(
+        Code::Aborted,
+        format!("MCP server \"{server}\": {} was aborted", during(tool)),
+    )
 }
 
 /// A call whose progress came faster than the host took it, given up.
@@ -27,9 +30,10 @@ pub fn progress_given_up(server: &str, tool: &str) -> String {
 }
 
 pub fn bad_arguments(server: &str, tool: &str) -> ToolOutput {
-    ToolOutput::error(format!(
-        "MCP server \"{server}\": arguments for \"{tool}\" must be a JSON object"
-    ))
+    ToolOutput::failure(
+        Code::InvalidArgument,
+        format!("MCP server \"{server}\": arguments for \"{tool}\" must be a JSON object"),
+    )
 }
 
 pub fn closed_before(phase: &str) -> String {

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::code::Code;
 use crate::session::{CallId, CallSink, CallSpec};
 use crate::tool_result::ToolOutput;
 
@@ -42,8 +43,8 @@ impl Store {
     ) -> CallId {
         let id = CallId::reserve();
         let Some(service) = self.inner.find(agent, call.service) else {
-            let output =
-                ToolOutput::error(format!("no MCP server \"{}\" in this view", call.service));
+            let why = format!("no MCP server \"{}\" in this view", call.service);
+            let output = ToolOutput::failure(Code::UnknownServer, why);
             sink.done(id.get(), output);
             return id;
         };
@@ -57,7 +58,8 @@ impl Store {
             service.state.borrow().phase,
             Phase::Failed | Phase::NeedsAuth | Phase::Disabled
         ) {
-            sink.done(id.get(), not_connected(&service, call.service));
+            let code = service.state.borrow().phase.code();
+            sink.done(id.get(), not_connected(&service, call.service, code));
             return id;
         }
         let session = service.session.borrow().clone();
@@ -120,12 +122,17 @@ impl Waiting {
         let waiting = Instant::now();
         let mut session = self.service.session.subscribe();
         let mut state = self.service.state.subscribe();
+        // The session, or why there is none: the code the call then fails with.
         let session = tokio::select! {
-            session = session.wait_for(Option::is_some) => session.ok().and_then(|s| s.clone()),
+            session = session.wait_for(Option::is_some) => {
+                session.ok().and_then(|s| s.clone()).ok_or(Code::Closed)
+            }
             // It will not come up: the call fails with the reason, now.
-            _ = state.wait_for(|s| matches!(s.phase, Phase::Failed | Phase::NeedsAuth)) => None,
-            _ = tokio::time::sleep(spec.timeout) => None,
-            _ = cancel.cancelled() => None,
+            state = state.wait_for(|s| matches!(s.phase, Phase::Failed | Phase::NeedsAuth)) => {
+                Err(state.map_or(Code::Closed, |s| s.phase.code()))
+            }
+            _ = tokio::time::sleep(spec.timeout) => Err(Code::Timeout),
+            _ = cancel.cancelled() => Err(Code::Aborted),
         };
         let waited = waiting.elapsed();
         let spec = CallSpec {
@@ -133,11 +140,20 @@ impl Waiting {
             max_total: spec.max_total.map(|total| total.saturating_sub(waited)),
             ..spec
         };
-        let session =
-            session.filter(|_| !spec.timeout.is_zero() && spec.max_total != Some(Duration::ZERO));
-        let Some(session) = session else {
-            self.inner.waiting().remove(&id.get());
-            return sink.done(id.get(), not_connected(&self.service, &self.name));
+        let out_of_time = spec.timeout.is_zero() || spec.max_total == Some(Duration::ZERO);
+        let session = session.and_then(|s| {
+            if out_of_time {
+                Err(Code::Timeout)
+            } else {
+                Ok(s)
+            }
+        });
+        let session = match session {
+            Ok(session) => session,
+            Err(code) => {
+                self.inner.waiting().remove(&id.get());
+                return sink.done(id.get(), not_connected(&self.service, &self.name, code));
+            }
         };
         // The live listing replaces the catalog's just after the session is up.
         let _ = state.wait_for(|s| !s.cached).await;
@@ -165,14 +181,14 @@ impl Waiting {
         let listed = state.cached || state.tools.iter().any(|t| t.name == self.tool);
         let (name, tool) = (&self.name, &self.tool);
         let why = format!("MCP server \"{name}\" no longer lists tool \"{tool}\"");
-        (!listed).then(|| ToolOutput::error(why))
+        (!listed).then(|| ToolOutput::failure(Code::UnknownTool, why))
     }
 }
 
-/// Why a call cannot reach a service's server: its phase and last error.
-pub(super) fn not_connected(service: &Service, name: &str) -> ToolOutput {
+/// Why a call cannot reach a service's server: its phase and last error, with `code`.
+pub(super) fn not_connected(service: &Service, name: &str, code: Code) -> ToolOutput {
     let state = service.state.borrow();
     let why = state.last_error.as_deref().unwrap_or("not connected yet");
     let phase = state.phase.as_str();
-    ToolOutput::error(format!("MCP server \"{name}\" is {phase}: {why}"))
+    ToolOutput::failure(code, format!("MCP server \"{name}\" is {phase}: {why}"))
 }

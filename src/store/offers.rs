@@ -11,18 +11,29 @@ use tokio_util::sync::CancellationToken;
 use super::calls::not_connected;
 use super::service::Service;
 use super::{Phase, Store};
+use crate::code::{Code, Coded};
 use crate::session::Session;
 use crate::session::subscribe::{Subscribed, UpdateTo};
 
 impl Store {
     /// The session of the service a view names `name`, or why there is none (no such
     /// service; not connected, with its last error).
-    pub fn session_of(&self, agent: Option<&str>, name: &str) -> Result<Arc<Session>, String> {
+    pub fn session_of(&self, agent: Option<&str>, name: &str) -> Result<Arc<Session>, Coded> {
         let Some(service) = self.inner.find(agent, name) else {
-            return Err(format!("no MCP server \"{name}\" in this view"));
+            let why = format!("no MCP server \"{name}\" in this view");
+            return Err(Coded::new(Code::UnknownServer, why));
         };
         let session = service.session.borrow().clone();
-        session.ok_or_else(|| not_connected(&service, name).output)
+        session.ok_or_else(|| {
+            let code = match service.state.borrow().phase {
+                Phase::Failed | Phase::NeedsAuth | Phase::Disabled => {
+                    service.state.borrow().phase.code()
+                }
+                // Not connected now, maybe later: no server to ask at this moment.
+                _ => Code::UnknownServer,
+            };
+            Coded::new(code, not_connected(&service, name, code).output)
+        })
     }
 
     /// The view's connected services, by the view's names, in view order.

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::{Engine, Pending, State};
-use crate::session::error::{Error, Failure};
+use crate::session::error::{Error, Failure, Kind};
 use crate::session::wording::closed_during;
 use crate::transport::local::Exit;
 
@@ -52,7 +52,7 @@ impl Engine {
             if let Some(asking) = &pending.asking {
                 asking.cancel();
             }
-            let closed = Error::other(closed_during(&pending.phase));
+            let closed = Error::new(Kind::Closed, closed_during(&pending.phase));
             pending.caller.fail(closed.into());
         }
     }

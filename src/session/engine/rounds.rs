@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Engine, Pending, call};
 use crate::elicitation;
-use crate::session::error::Error;
+use crate::session::error::{Error, Kind};
 use crate::session::handler::Shared;
 use crate::tool_result::InputRequired;
 
@@ -37,9 +37,8 @@ impl Engine {
             let responses = match answers {
                 Ok(responses) => responses,
                 Err(refusal) => {
-                    return pending
-                        .caller
-                        .fail(Error::other(refusal.to_string()).into());
+                    let error = Error::new(refusal.kind(), refusal.to_string());
+                    return pending.caller.fail(error.into());
                 }
             };
             pending.asking = None;
@@ -59,6 +58,15 @@ pub enum Refusal<'a> {
     Unsupported { method: &'a str, during: &'a str },
     /// An elicitation, with no `waitFor` to put it to.
     NoWaitFor { during: &'a str },
+}
+
+impl Refusal<'_> {
+    fn kind(&self) -> Kind {
+        match self {
+            Refusal::Unsupported { .. } => Kind::Unsupported,
+            Refusal::NoWaitFor { .. } => Kind::InputRequired,
+        }
+    }
 }
 
 impl std::fmt::Display for Refusal<'_> {

@@ -5,6 +5,7 @@
 mod rig;
 mod tasks;
 
+use crate::code::Code;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +27,10 @@ async fn times_out_in(heard: &Heard, ms: u64) {
     sleep(2).await;
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" did not answer tools/call \"t\" within 100 ms")
+        error(
+            Code::Timeout,
+            "MCP server \"s\" did not answer tools/call \"t\" within 100 ms"
+        )
     );
 }
 
@@ -64,6 +68,7 @@ async fn the_total_limit_holds_whatever_the_progress() {
     assert_eq!(
         heard.outcome(),
         error(
+            Code::Timeout,
             "MCP server \"s\" did not finish tools/call \"t\" within its maxTotalTimeout of 150 ms"
         )
     );
@@ -114,9 +119,12 @@ async fn a_server_that_keeps_asking_is_given_up_after_the_last_round() {
     rig.answer(rig.last_request(), asks());
     assert_eq!(
         heard.outcome(),
-        error(&format!(
-            "MCP server \"s\" asked for input more than {MAX_ROUNDS} times during tools/call \"t\"; the call was given up"
-        ))
+        error(
+            Code::Protocol,
+            &format!(
+                "MCP server \"s\" asked for input more than {MAX_ROUNDS} times during tools/call \"t\"; the call was given up"
+            )
+        )
     );
 }
 
@@ -124,7 +132,10 @@ async fn a_server_that_keeps_asking_is_given_up_after_the_last_round() {
 async fn an_interrupted_call_is_sent_once_more_in_the_2026_era_only() {
     let closed = ServiceError::TransportClosed;
     let interrupted = Reply::Interrupted(Broken::Service(&closed));
-    let lost = error("MCP server \"s\" closed the connection during tools/call \"t\"");
+    let lost = error(
+        Code::Connection,
+        "MCP server \"s\" closed the connection during tools/call \"t\"",
+    );
 
     let rig = Rig::new();
     let (id, heard) = rig.call(10_000, None);
@@ -155,7 +166,10 @@ async fn an_abort_while_asking_ends_the_call_and_sends_nothing() {
     rig.engine.abort(id);
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\": tools/call \"t\" was aborted")
+        error(
+            Code::Aborted,
+            "MCP server \"s\": tools/call \"t\" was aborted"
+        )
     );
     // The person's answer, when it comes, goes nowhere.
     rig.person.go.notify_one();
@@ -171,7 +185,10 @@ async fn an_abort_in_flight_tells_the_server() {
     rig.engine.abort(id);
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\": tools/call \"t\" was aborted")
+        error(
+            Code::Aborted,
+            "MCP server \"s\": tools/call \"t\" was aborted"
+        )
     );
     assert_eq!(rig.last_cancel(), Some((id, "aborted by the client")));
 }
@@ -183,12 +200,18 @@ async fn close_ends_what_is_in_flight_and_refuses_what_comes_later() {
     rig.engine.close();
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" was closed during tools/call \"t\"")
+        error(
+            Code::Closed,
+            "MCP server \"s\" was closed during tools/call \"t\""
+        )
     );
     let (_, later) = rig.call(10_000, None);
     assert_eq!(
         later.outcome(),
-        error("MCP server \"s\" is closed; cannot run tools/call \"t\"")
+        error(
+            Code::Closed,
+            "MCP server \"s\" is closed; cannot run tools/call \"t\""
+        )
     );
     assert_eq!(rig.requests().len(), 1);
 }
@@ -204,7 +227,10 @@ async fn an_error_answer_keeps_its_words() {
     rig.engine.reply(id, reply);
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" answered tools/call \"t\" with an error: no such thing")
+        error(
+            Code::ServerError,
+            "MCP server \"s\" answered tools/call \"t\" with an error: no such thing"
+        )
     );
 }
 

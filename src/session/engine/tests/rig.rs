@@ -8,6 +8,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::Notify;
 
+use crate::code::Code;
 use crate::elicitation::{Answer, Elicitor, Request};
 use crate::lock::lock;
 use crate::redact::Redactor;
@@ -218,8 +219,9 @@ pub fn asks() -> Value {
     })
 }
 
-pub fn error(text: &str) -> Option<ToolOutput> {
-    Some(ToolOutput::error(text.to_owned()))
+/// A failure the engine composed, with its code.
+pub fn error(code: Code, text: &str) -> Option<ToolOutput> {
+    Some(ToolOutput::failure(code, text.to_owned()))
 }
 
 pub async fn sleep(ms: u64) {

@@ -1,6 +1,7 @@
 //! Calls run as tasks, through the fake wire: the polls at the server's interval, the
 //! clock of each poll and of the whole, the cancel, and both eras' shapes.
 
+use crate::code::Code;
 use serde_json::{Value, json};
 
 use super::rig::{Rig, error, sleep, text};
@@ -63,7 +64,10 @@ async fn the_timeout_bounds_each_poll_not_the_wait_between() {
     sleep(2).await;
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" did not answer tools/call \"t\" (task \"t1\") within 100 ms")
+        error(
+            Code::Timeout,
+            "MCP server \"s\" did not answer tools/call \"t\" (task \"t1\") within 100 ms"
+        )
     );
     let (_, method, params) = rig.last();
     assert_eq!(
@@ -87,6 +91,7 @@ async fn max_total_bounds_a_task_that_never_ends() {
     assert_eq!(
         heard.outcome(),
         error(
+            Code::Timeout,
             "MCP server \"s\" did not finish tools/call \"t\" (task \"t1\") within its maxTotalTimeout of 1000 ms"
         )
     );
@@ -108,7 +113,10 @@ async fn an_abort_cancels_the_task_and_progress_keeps_its_token() {
     rig.engine.abort(id);
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\": tools/call \"t\" was aborted")
+        error(
+            Code::Aborted,
+            "MCP server \"s\": tools/call \"t\" was aborted"
+        )
     );
     let (_, method, params) = rig.last();
     assert_eq!(
@@ -128,7 +136,10 @@ async fn garbage_or_a_forgotten_task_is_an_error_naming_the_server() {
     answer_last(&rig, "tasks/get", json!({ "nonsense": true }));
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" sent an unexpected response to tools/call \"t\" (task \"t1\")")
+        error(
+            Code::Protocol,
+            "MCP server \"s\" sent an unexpected response to tools/call \"t\" (task \"t1\")"
+        )
     );
     let (_, method, params) = rig.last();
     assert_eq!(
@@ -151,6 +162,7 @@ async fn garbage_or_a_forgotten_task_is_an_error_naming_the_server() {
     assert_eq!(
         heard.outcome(),
         error(
+            Code::ServerError,
             "MCP server \"s\" answered tools/call \"t\" (task \"t1\") with an error: Task not found"
         )
     );
@@ -216,6 +228,9 @@ async fn a_2026_failed_task_reads_as_its_error() {
     answer_last(&rig, "tasks/get", failed);
     assert_eq!(
         heard.outcome(),
-        error("MCP server \"s\" answered tools/call \"t\" (task \"t1\") with an error: boom")
+        error(
+            Code::ServerError,
+            "MCP server \"s\" answered tools/call \"t\" (task \"t1\") with an error: boom"
+        )
     );
 }
