@@ -144,12 +144,12 @@ impl RedisState {
 
 impl Backend for RedisState {
     fn get(&self, key: &str) -> StateFuture<'_, Option<String>> {
-        let key = key.to_owned();
+        let keys = [key.to_owned()];
         Box::pin(async move {
             // MGET answers nil for a key of another type, where GET would fail.
-            let mut connection = self.connection.clone();
+            let keys = &keys;
             let values: Vec<Option<String>> =
-                connection.mget(&[key]).await.map_err(|e| self.failed(&e))?;
+                self.run(|mut c| async move { c.mget(keys).await }).await?;
             Ok(values.into_iter().next().flatten())
         })
     }

@@ -244,6 +244,8 @@ pub(super) async fn follow(inner: Arc<Inner>) {
     let Some(shared) = inner.options.shared.clone() else {
         return;
     };
+    // What a starting instance shows at once, before the news link is even up.
+    fill_catalog(&inner, &shared).await;
     let mut feed = shared.follow();
     let mut beat = tokio::time::interval(HEARTBEAT);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
