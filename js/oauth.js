@@ -1,15 +1,6 @@
 // `opts.oauth` as the binding calls it: each callback takes a string and resolves JSON
 // text, `{ value }` or `{ error }`, so that a host's throw never crosses as an exception.
-
-/** Runs `work`; its string result (or null) as `{ value }`, a throw as `{ error }`. */
-async function answer(work) {
-  try {
-    const value = await work()
-    return JSON.stringify({ value: value == null ? null : String(value) })
-  } catch (error) {
-    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) })
-  }
-}
+import { answer } from "./answer.js"
 
 /** `[onAuthorize, tokenStore]` for the binding, each undefined when not given. */
 export function bridgeOAuth(oauth) {

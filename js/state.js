@@ -3,6 +3,7 @@
 // as one function of JSON text that never rejects (see src/binding/state_store.rs). A
 // store without a key says once, at start, that its sign-ins stay on this host.
 import { report } from "./notices.js"
+import { answer } from "./answer.js"
 import { invalidArgument } from "./errors.js"
 
 /** How long one `next` of a subscription waits for messages before answering none. */
@@ -32,16 +33,6 @@ export function bridgeState(state, what) {
   const key = options.key ?? process.env.TOOLNEXUS_STATE_KEY
   const native = { url: options.store ? undefined : options.url, namespace: options.namespace, key: key || undefined }
   return [native, options.store && bridgeStore(options.store)]
-}
-
-/** Runs `work`; its result as `{ value }` (a string or null), a throw as `{ error }`. */
-async function answer(work) {
-  try {
-    const value = await work()
-    return JSON.stringify({ value: value == null ? null : String(value) })
-  } catch (error) {
-    return JSON.stringify({ error: error instanceof Error ? error.message : String(error) })
-  }
 }
 
 /** The binding's one function over a host's `StateStore`. */
