@@ -341,6 +341,8 @@ impl McpSourceHandle {
     /// Closes every session and kills every server process tree. Idempotent.
     #[napi(catch_unwind)]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        // Here, not in the future: a call the host starts right after close() must fail.
+        self.source.end_calls();
         let source = self.source.clone();
         env.spawn_future(async move {
             source.close().await;

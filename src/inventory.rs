@@ -382,6 +382,13 @@ impl Source {
     }
 
     /// Closes every session in parallel. Idempotent.
+    /// Ends every call in flight and refuses later ones, at once (see `Session::end_calls`).
+    pub fn end_calls(&self) {
+        for session in &self.sessions {
+            session.end_calls();
+        }
+    }
+
     pub async fn close(&self) {
         in_parallel(
             self.sessions

@@ -283,8 +283,9 @@ impl Session {
         self.end_service().await;
     }
 
-    /// Calls in flight end now, later ones fail at once.
-    fn end_calls(&self) {
+    /// Calls in flight end now, later ones fail at once: the part of closing a host's
+    /// thread does itself, so that no call it starts after `close()` goes out.
+    pub fn end_calls(&self) {
         self.closing.cancel();
         // Their updates end with the session.
         lock(&self.shared.updates).clear();

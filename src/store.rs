@@ -301,11 +301,20 @@ impl Store {
         self.inner.options.shared.as_ref()
     }
 
+    /// Ends every call in flight and refuses later ones, at once: the part of closing a
+    /// host's thread does itself, so that no call it starts after `close()` goes out.
+    pub fn end_calls(&self) {
+        self.inner.closed.cancel();
+        for service in self.inner.services().iter() {
+            if let Some(session) = service.session.borrow().as_ref() {
+                session.end_calls();
+            }
+        }
+    }
+
     /// Stops every supervisor and waits until every server process tree has ended.
     pub async fn close(&self) {
-        if !self.inner.closed.is_cancelled() {
-            fleet::leave(&self.inner).await;
-        }
+        fleet::leave(&self.inner).await;
         self.inner.closed.cancel();
         let services: Vec<_> = write(&self.inner.services).drain(..).collect();
         for service in &services {

@@ -314,6 +314,8 @@ impl NativeStore {
     /// Stops every server and waits until every process tree has ended.
     #[napi(catch_unwind)]
     pub fn close<'env>(&self, env: &'env Env) -> Result<PromiseRaw<'env, ()>> {
+        // Here, not in the future: a call the host starts right after close() must fail.
+        self.store.end_calls();
         let store = self.store.clone();
         env.spawn_future(async move {
             store.close().await;

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::code::Code;
-use crate::session::{CallId, CallSink, CallSpec};
+use crate::session::{CallId, CallSink, CallSpec, wording};
 use crate::tool_result::ToolOutput;
 
 use super::service::{Inner, Service};
@@ -42,6 +42,16 @@ impl Store {
         sink: Arc<dyn CallSink>,
     ) -> CallId {
         let id = CallId::reserve();
+        if self.inner.closed.is_cancelled() {
+            let during = wording::during(call.tool);
+            let why = format!(
+                "MCP server \"{}\" {}",
+                call.service,
+                wording::closed_before(&during)
+            );
+            sink.done(id.get(), ToolOutput::failure(Code::Closed, why));
+            return id;
+        }
         let Some(service) = self.inner.find(agent, call.service) else {
             let why = format!("no MCP server \"{}\" in this view", call.service);
             let output = ToolOutput::failure(Code::UnknownServer, why);
