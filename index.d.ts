@@ -425,7 +425,10 @@ export function loadMcp(
     onLog?: (server: string, level: string, data: unknown) => void
     /** Signing in to servers that ask for it. */
     oauth?: OAuthOptions
-    /** A fleet's shared state, where sign-ins are kept (encrypted). See {@link StateOption}. */
+    /**
+     * A fleet's shared state: its sign-ins (encrypted) are used, and each server's
+     * listing is kept in its catalog. See {@link StateOption}.
+     */
     state?: StateOption
   },
 ): Promise<McpSource>

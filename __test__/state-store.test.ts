@@ -4,7 +4,7 @@
 // is checked.
 import assert from "node:assert/strict"
 import { test } from "node:test"
-import { createMcpStore, serveStoreApi, type McpStore } from "toolnexus"
+import { createMcpStore, loadMcp, serveStoreApi, type McpStore } from "toolnexus"
 import { memoryState } from "./fixtures/memory-state.mjs"
 import { local, poll, tempDir } from "./helpers.js"
 
@@ -98,4 +98,24 @@ test("serveStoreApi shows the fleet's health: the shared state and the live inst
   const alone = await (await fetch(`${soloApi.url}/for_store/fleet`)).json()
   assert.equal(alone.data.shared_state.status, "local")
   assert.equal(alone.data.instances.length, 1)
+})
+
+test("loadMcp on a state keeps its listings in the fleet's catalog, as a store would", T, async (t) => {
+  const { store: state, values } = memoryState()
+  const source = await loadMcp({ s: local() }, { state })
+  t.after(() => source.close())
+  const catalog = await poll(
+    () => [...values.keys()].find((key) => key.startsWith("toolnexus:default:catalog:")),
+    5_000,
+  )
+  assert.ok(catalog, `a catalog document: ${[...values.keys()].join(", ")}`)
+  const store = createMcpStore({ s: local() }, { state, lazy: true, catalogDir: tempDir(t) })
+  t.after(() => store.close())
+  const listed = await poll(() => store.listTools().length === source.tools.length && store.listTools(), 5_000)
+  assert.ok(listed, "the store shows what loadMcp listed")
+  assert.deepEqual(
+    listed.map((tool) => tool.name),
+    source.tools.map((tool) => tool.name),
+  )
+  assert.equal(store.status().s?.state, "lazy", "from the catalog, with no server started")
 })

@@ -39,7 +39,8 @@ use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::lock;
-use crate::session::{CallSpec, Hooks, Logger};
+use crate::session::{CallSpec, Hooks, Listings, Logger};
+use crate::store::SharedCatalog;
 use crate::transport::local;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -250,6 +251,10 @@ pub fn load_mcp<'env>(
         elicitor: wait_for.map(|f| Arc::new(JsElicitor(Arc::new(f))) as Arc<dyn Elicitor>),
         logger: Some(calls.clone() as Arc<dyn Logger>),
         oauth: oauth::hooks(on_authorize, token_store, shared.as_ref()),
+        listings: shared.clone().map(|shared| {
+            let catalog = within_runtime_if_available(|| SharedCatalog::new(shared));
+            Arc::new(catalog) as Arc<dyn Listings>
+        }),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)

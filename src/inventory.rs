@@ -74,6 +74,9 @@ pub async fn connect_all(
                     ServerState::Enabled(spec) => {
                         match connect_and_list(&name, &spec, &hooks, &cancel).await {
                             Ok((session, tools)) => {
+                                if let Some(listings) = &hooks.listings {
+                                    listings.listed(&spec, session.cache_hints(), &tools);
+                                }
                                 let version = session.protocol_version();
                                 let connected = Connected {
                                     session,

@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::output_schema::OutputSchema;
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ListedTool {
     pub name: String,
     pub title: Option<String>,

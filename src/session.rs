@@ -40,7 +40,7 @@ use crate::transport::local::ChildProcess;
 pub use self::engine::call::{CallId, CallSink, CallSpec};
 pub use self::engine::request::Progress;
 pub use self::error::{Error, Failure};
-pub use self::hooks::{Hooks, Logger};
+pub use self::hooks::{Hooks, Listings, Logger};
 
 /// A `ttlMs` shorter than this re-lists no more often than this.
 const MIN_TTL: Duration = Duration::from_secs(1);

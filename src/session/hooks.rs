@@ -17,6 +17,19 @@ pub struct Hooks {
     pub logger: Option<Arc<dyn Logger>>,
     /// Who signs in to servers that ask, and where tokens rest.
     pub oauth: crate::auth::OAuthHooks,
+    /// Told of each server's first listing (a fleet's shared catalog keeps it).
+    pub listings: Option<Arc<dyn Listings>>,
+}
+
+/// Where a host keeps the listings its servers gave.
+pub trait Listings: Send + Sync {
+    /// `tools`, as the server of `spec` listed them, with its cache hints.
+    fn listed(
+        &self,
+        spec: &crate::config::ServerSpec,
+        hints: crate::listed_tool::CacheHints,
+        tools: &[crate::listed_tool::ListedTool],
+    );
 }
 
 pub trait Logger: Send + Sync {

@@ -19,10 +19,13 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::service::{Inner, Service};
+use super::catalog::Slot;
+use super::service::{Inner, Service, normalized};
 use super::{Phase, clock};
-use crate::config::McpConfig;
+use crate::config::{McpConfig, ServerSpec};
+use crate::listed_tool::{CacheHints, ListedTool};
 use crate::lock::lock;
+use crate::session::Listings;
 use crate::state::{Feed, Shared};
 
 const REGISTRY: &str = "registry";
@@ -228,6 +231,43 @@ async fn apply_registry(inner: &Arc<Inner>, shared: &Shared) -> bool {
     added
 }
 
+/// A fleet's shared catalog, for what is not a store (`loadMcp` on a state): each first
+/// listing kept as a store keeps it, and news of it only when it differs from the one
+/// kept before.
+pub struct SharedCatalog {
+    shared: Arc<Shared>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl SharedCatalog {
+    /// Must be made within a tokio runtime, where its writes then run.
+    pub fn new(shared: Arc<Shared>) -> SharedCatalog {
+        SharedCatalog {
+            shared,
+            runtime: tokio::runtime::Handle::current(),
+        }
+    }
+}
+
+impl Listings for SharedCatalog {
+    fn listed(&self, spec: &ServerSpec, hints: CacheHints, tools: &[ListedTool]) {
+        let (slot, shared) = (Slot::new(None, spec), self.shared.clone());
+        let tools = normalized(tools.to_vec());
+        self.runtime.spawn(async move {
+            let names: Vec<String> = slot.digests().map(|d| format!("catalog:{d}")).to_vec();
+            if let Ok(kept) = shared.get_many(&names).await {
+                let pairs = slot.digests().into_iter().zip(kept);
+                for (digest, text) in pairs {
+                    let _ = text.map(|text| slot.adopt(digest, &text));
+                }
+            }
+            if let Some(document) = slot.write(&tools, hints) {
+                share_listing(&shared, document).await;
+            }
+        });
+    }
+}
+
 /// Keeps a listing that differs from the one kept before in the shared catalog, and tells
 /// the others.
 pub(super) async fn share_listing(shared: &Shared, document: super::catalog::Document) {
@@ -244,6 +284,12 @@ pub(super) async fn follow(inner: Arc<Inner>) {
     let Some(shared) = inner.options.shared.clone() else {
         return;
     };
+    // As servers do, the fleet starts a turn after the store is made: the host has set up
+    // its listeners by then, and hears of the catalog's listings as a change.
+    tokio::select! {
+        _ = inner.closed.cancelled() => return,
+        _ = inner.started.cancelled() => {}
+    }
     // What a starting instance shows at once, before the news link is even up.
     fill_catalog(&inner, &shared).await;
     let mut feed = shared.follow();
@@ -306,27 +352,48 @@ async fn fill_catalog(inner: &Inner, shared: &Shared) {
     let Ok(values) = shared.get_many(&names).await else {
         return;
     };
-    for (service, pair) in waiting.iter().zip(values.chunks(2)) {
-        adopt(inner, service, pair);
+    // Decoded off the runtime's threads, in a part per core, as a store reads its files.
+    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_part = waiting.len().div_ceil(parts).max(1);
+    let mut values = values.into_iter();
+    let decoding: Vec<_> = waiting
+        .chunks(per_part)
+        .map(|services| {
+            let services = services.to_vec();
+            let documents: Vec<Option<String>> = values.by_ref().take(2 * services.len()).collect();
+            tokio::task::spawn_blocking(move || {
+                let pairs = services.into_iter().zip(documents.chunks(2));
+                pairs
+                    .filter_map(|(service, pair)| {
+                        let tools = adopted(&service, pair)?;
+                        Some((service, tools))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut found = Vec::new();
+    for part in decoding {
+        found.extend(part.await.unwrap_or_default());
     }
+    show(inner, found);
 }
 
-/// Takes the first of a service's documents (private, then public) that is whole and fresh.
-fn adopt(inner: &Inner, service: &Service, documents: &[Option<String>]) {
-    let Some(slot) = &service.slot else { return };
-    let tools = slot
-        .digests()
-        .into_iter()
-        .zip(documents)
-        .find_map(|(digest, text)| slot.adopt(digest, text.as_deref()?));
-    if let Some(tools) = tools
-        && awaits_listing(service)
-    {
-        inner.change(service, |s| {
-            s.tools = Arc::new(tools);
-            s.cached = true;
-        });
-    }
+/// The tools of the first of a service's documents (private, then public) that is whole,
+/// fresh and its own.
+fn adopted(service: &Service, documents: &[Option<String>]) -> Option<Vec<ListedTool>> {
+    let slot = service.slot.as_ref()?;
+    let mut digests = slot.digests().into_iter().zip(documents);
+    digests.find_map(|(digest, text)| slot.adopt(digest, text.as_deref()?))
+}
+
+/// Shows each listing of the catalog for its service, if that still waits for its own.
+fn show(inner: &Inner, listings: Vec<(Arc<Service>, Vec<ListedTool>)>) {
+    let waiting = listings.into_iter().filter(|(s, _)| awaits_listing(s));
+    inner.change_each(waiting.collect(), |state, tools| {
+        state.tools = Arc::new(tools);
+        state.cached = true;
+    });
 }
 
 /// Whether the service waits for its server's first listing (lazy or initializing): a
@@ -370,8 +437,10 @@ async fn heard(inner: &Arc<Inner>, shared: &Shared, text: &str) {
             .flat_map(|slot| slot.digests())
             .map(|digest| format!("catalog:{digest}"))
             .collect();
-        if let Ok(values) = shared.get_many(&names).await {
-            adopt(inner, &service, &values);
+        if let Ok(values) = shared.get_many(&names).await
+            && let Some(tools) = adopted(&service, &values)
+        {
+            show(inner, vec![(service.clone(), tools)]);
         }
     }
 }

@@ -276,6 +276,28 @@ impl Inner {
         });
     }
 
+    /// Applies `change` with its item to the state of each service, all under one store
+    /// version, then tells the listeners once: a fresh instance showing fifty listings
+    /// from the catalog is one change, not fifty listings rebuilt.
+    pub(super) fn change_each<T>(
+        &self,
+        items: Vec<(Arc<Service>, T)>,
+        change: impl Fn(&mut State, T),
+    ) {
+        if items.is_empty() {
+            return;
+        }
+        self.version.send_modify(|version| {
+            *version += 1;
+            for (service, item) in items {
+                service.state.send_modify(|state| {
+                    change(state, item);
+                    state.revision = *version;
+                });
+            }
+        });
+    }
+
     /// Stamps with the next version the membership of `views`: a service was added to or
     /// removed from them. Then tells the store's listeners.
     pub(super) fn membership_changed(&self, views: Members<'_>) {
