@@ -11,6 +11,7 @@ mod bounded;
 mod call_queue;
 mod failure;
 mod host_loop;
+mod js_call;
 mod listing;
 mod live;
 mod oauth;
@@ -105,10 +106,10 @@ pub fn list_mcp_tools<'env>(
     env: &'env Env,
     source: ConfigSource,
     canceller: &Canceller,
-    on_authorize: Option<oauth::JsCall>,
-    token_store: Option<oauth::JsCall>,
+    on_authorize: Option<js_call::JsCall>,
+    token_store: Option<js_call::JsCall>,
     state: Option<state::NativeState>,
-    state_store: Option<oauth::JsCall>,
+    state_store: Option<js_call::JsCall>,
 ) -> Result<PromiseRaw<'env, McpInventoryHandle>> {
     let config = load_config(source)?;
     let cancel = canceller.token.clone();
@@ -237,10 +238,10 @@ pub fn load_mcp<'env>(
     canceller: &Canceller,
     wait_for: Option<WaitFor>,
     wake: WakeFn<'env>,
-    on_authorize: Option<oauth::JsCall>,
-    token_store: Option<oauth::JsCall>,
+    on_authorize: Option<js_call::JsCall>,
+    token_store: Option<js_call::JsCall>,
     state: Option<state::NativeState>,
-    state_store: Option<oauth::JsCall>,
+    state_store: Option<js_call::JsCall>,
 ) -> Result<PromiseRaw<'env, McpSourceHandle>> {
     let config = load_config(source)?;
     let shared = within_runtime_if_available(|| state::open(state, state_store))?;

@@ -14,6 +14,8 @@ mod catalog;
 mod clock;
 mod fleet;
 mod listing;
+mod membership;
+mod news;
 mod offers;
 mod search;
 mod service;
@@ -124,6 +126,8 @@ impl Phase {
 /// The store. Dropping it stops every supervisor; `close` also waits for them.
 pub struct Store {
     inner: Arc<Inner>,
+    /// What this store wrote to or applied from its fleet's registry.
+    fleet: Arc<fleet::Fleet>,
 }
 
 #[derive(Debug, Clone)]
@@ -144,6 +148,7 @@ impl Store {
     /// tokio runtime.
     pub fn new(config: McpConfig, hooks: Hooks, options: StoreOptions) -> Store {
         let store = Store {
+            fleet: Arc::default(),
             inner: Arc::new(Inner {
                 services: RwLock::new(Vec::new()),
                 membership: Mutex::default(),
@@ -155,12 +160,11 @@ impl Store {
                 indexes: Mutex::default(),
                 closed: CancellationToken::new(),
                 started: CancellationToken::new(),
-                fleet: fleet::Fleet::default(),
             }),
         };
-        store.inner.add_servers(None, config);
+        membership::add_servers(&store.inner, None, config);
         if store.inner.options.shared.is_some() {
-            tokio::spawn(fleet::follow(store.inner.clone()));
+            tokio::spawn(fleet::follow(store.inner.clone(), store.fleet.clone()));
         }
         store
     }
@@ -179,16 +183,21 @@ impl Store {
         config: McpConfig,
         entries: Vec<(String, serde_json::Value)>,
     ) {
-        self.inner.add_servers(agent, config);
+        membership::add_servers(&self.inner, agent, config);
         let shared = entries.into_iter().map(|(name, entry)| (name, Some(entry)));
-        fleet::share(&self.inner, agent, shared.collect());
+        fleet::share(&self.inner, &self.fleet, agent, shared.collect());
     }
 
     /// Stops and forgets a server, in the whole fleet with a shared state; its process
     /// tree is ended by its supervisor.
     pub fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
-        let removed = self.inner.remove_server(agent, name);
-        fleet::share(&self.inner, agent, vec![(name.to_owned(), None)]);
+        let removed = membership::remove_server(&self.inner, agent, name);
+        fleet::share(
+            &self.inner,
+            &self.fleet,
+            agent,
+            vec![(name.to_owned(), None)],
+        );
         removed
     }
 

@@ -6,18 +6,16 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::*;
-use napi::threadsafe_function::ThreadsafeFunction;
-use serde_json::{Value, json};
 
+use serde_json::json;
+
+use super::js_call::{JsCall, call};
 use super::{ConfigSource, load_config};
 use crate::auth::shared::SharedTokens;
 use crate::auth::store::StoreFuture;
 use crate::auth::{Authorizer, FileTokenStore, OAuthHooks, TokenStore};
 use crate::config::{ServerState, TransportSpec};
 use crate::state::Shared;
-
-/// A JS function of one string that resolves a JSON answer: `{ value }` or `{ error }`.
-pub type JsCall = ThreadsafeFunction<String, Promise<String>, String, Status, false, true>;
 
 /// The hooks for `opts.oauth`: the host's store, else the fleet's (when `shared` has a
 /// key), else the file store.
@@ -36,21 +34,6 @@ pub fn hooks(
             own.unwrap_or_else(|| Arc::new(FileTokenStore::new())),
         ),
     }
-}
-
-/// Calls `f` with `arg`; the answer's `value` (a string or null), or its `error`.
-pub(super) async fn call(f: &JsCall, arg: String) -> std::result::Result<Option<String>, String> {
-    let gone = || "the host's OAuth callback could not be called".to_owned();
-    let answer = f.call_async_catch(arg).await.map_err(|_| gone())?;
-    let answer = answer.await.map_err(|_| gone())?;
-    let answer: Value = serde_json::from_str(&answer).map_err(|_| gone())?;
-    if let Some(error) = answer.get("error").and_then(Value::as_str) {
-        return Err(error.to_owned());
-    }
-    Ok(answer
-        .get("value")
-        .and_then(Value::as_str)
-        .map(str::to_owned))
 }
 
 struct JsAuthorizer(Arc<JsCall>);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
-use super::oauth::JsCall;
+use super::js_call::JsCall;
 use super::state_store::JsBackend;
 use crate::state::{Health, Shared, StateError, open_redis};
 

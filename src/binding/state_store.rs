@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::oauth::{JsCall, call};
+use super::js_call::{JsCall, call};
 use crate::state::{Backend, Feed, StateError, StateFuture};
 
 /// How long to wait before subscribing again after a failure.

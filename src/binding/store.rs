@@ -10,8 +10,9 @@ use serde_json::{Map, Value};
 
 use super::bounded::{Bounded, Callback};
 use super::call_queue::{CallQueue, WakeFn};
+use super::js_call::JsCall;
 use super::listing::NativeListing;
-use super::oauth::{JsCall, hooks as oauth_hooks};
+use super::oauth::hooks as oauth_hooks;
 use super::state::{self, NativeState, SharedStateStatus};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;

@@ -1,6 +1,5 @@
 //! How a request's failures read: the same for local and remote servers.
 
-use super::error::Error;
 use crate::code::Code;
 use crate::tool_result::ToolOutput;
 
@@ -8,10 +7,9 @@ pub fn during(tool: &str) -> String {
     format!("tools/call \"{tool}\"")
 }
 
-/// A failure as the call's result: an error naming the server, with its kind's code.
-pub fn failed(server: &str, error: Error) -> ToolOutput {
-    let code = error.kind().code();
-    ToolOutput::failure(code, format!("MCP server \"{server}\" {error}"))
+/// A failure as the call's result: an error naming the server, with its code.
+pub fn failed(server: &str, code: Code, reason: impl std::fmt::Display) -> ToolOutput {
+    ToolOutput::failure(code, format!("MCP server \"{server}\" {reason}"))
 }
 
 pub fn aborted(server: &str, tool: &str) -> ToolOutput {

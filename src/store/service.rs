@@ -11,15 +11,13 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DEFAULT_TIMEOUT, McpConfig, ServerState, TransportSpec, sanitize};
+use crate::config::{DEFAULT_TIMEOUT, ServerState, TransportSpec, sanitize};
 use crate::listed_tool::{ListedTool, normalize_schema};
-use crate::lock::{lock, read, write};
+use crate::lock::{lock, read};
 use crate::session::{Hooks, Session};
 
 use super::catalog::Slot;
-use super::fleet::Fleet;
 use super::search::ViewIndex;
-use super::supervisor;
 use super::{Phase, STORE_CLIENT, StoreOptions};
 
 #[derive(Debug, Clone)]
@@ -185,85 +183,9 @@ pub(super) struct Inner {
     /// Cancelled once servers may connect (`Store::start`): spawning them while the host
     /// is still making the store and listing its catalog would only slow both.
     pub(super) started: CancellationToken,
-    /// What the store knows of its fleet, when it has a shared state.
-    pub(super) fleet: Fleet,
 }
 
 impl Inner {
-    /// Adds (or replaces, by name) servers of the store (`agent: None`) or of an agent,
-    /// in this process only.
-    pub(super) fn add_servers(self: &Arc<Self>, agent: Option<&str>, config: McpConfig) {
-        let added = !config.servers.is_empty();
-        let starts = Start::of_all(config.servers.iter().map(|e| &e.state), &self.options);
-        for (entry, start) in config.servers.into_iter().zip(starts) {
-            self.remove_server(agent, &entry.name);
-            let service = self.register(agent, &entry.name, start);
-            if let ServerState::Enabled(spec) = entry.state {
-                let task = tokio::spawn(supervisor::run(self.clone(), service.clone(), spec));
-                *lock(&service.supervisor) = Some(task);
-            }
-        }
-        if added {
-            self.membership_changed(Members::Of(agent));
-        }
-    }
-
-    fn register(&self, agent: Option<&str>, local: &str, start: Start) -> Arc<Service> {
-        let mut services = write(&self.services);
-        let service = Arc::new(Service {
-            agent: agent.map(str::to_owned),
-            local: local.to_owned(),
-            global: unique_global_name(&services, agent, local),
-            remote: start.remote,
-            timeout: start.timeout,
-            max_total: start.max_total,
-            state: watch::Sender::new(State {
-                phase: start.phase,
-                last_error: start.last_error,
-                cached: !start.tools.is_empty(),
-                tools: start.tools,
-                connected_at: None,
-                restarts: 0,
-                revision: 0,
-            }),
-            session: watch::Sender::new(None),
-            stop: CancellationToken::new(),
-            supervisor: Mutex::new(None),
-            slot: start.slot,
-            wanted: CancellationToken::new(),
-            relist: Notify::new(),
-        });
-        services.push(service.clone());
-        service
-    }
-
-    /// Stops and forgets a server, in this process only; its process tree is ended by its
-    /// supervisor.
-    pub(super) fn remove_server(&self, agent: Option<&str>, name: &str) -> bool {
-        let (removed, emptied) = {
-            let mut services = write(&self.services);
-            let index = services
-                .iter()
-                .position(|s| s.agent.as_deref() == agent && s.local == name);
-            let removed = index.map(|i| services.remove(i));
-            let emptied = agent.is_some() && !services.iter().any(|s| s.agent.as_deref() == agent);
-            (removed, emptied)
-        };
-        match removed {
-            Some(service) => {
-                service.stop.cancel();
-                if emptied {
-                    // A host that gives each passing agent servers of its own would
-                    // otherwise keep every gone agent's search index.
-                    lock(&self.indexes).remove(&agent.map(str::to_owned));
-                }
-                self.membership_changed(Members::Of(agent));
-                true
-            }
-            None => false,
-        }
-    }
-
     /// Applies `change` to the state of `service`, stamped with the next version, and only
     /// then tells the store's listeners: a listener always sees the change it is told of.
     pub(super) fn change(&self, service: &Service, change: impl FnOnce(&mut State)) {

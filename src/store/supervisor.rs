@@ -12,7 +12,7 @@ use crate::session::error::Kind;
 use crate::session::{Failure, Session};
 
 use super::service::{Inner, Service, normalized};
-use super::{Phase, fleet};
+use super::{Phase, news};
 
 pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSpec) {
     // A lazy server starts when a call or a listing wants it.
@@ -130,7 +130,7 @@ fn keep(inner: &Inner, service: &Service, session: &Session, tools: &Arc<Vec<Lis
         .filter(|_| inner.options.share_catalog);
     tokio::spawn(async move {
         if let (Ok(Some(document)), Some(shared)) = (written.await, shared) {
-            fleet::share_listing(&shared, document).await;
+            news::share_listing(&shared, document).await;
         }
     });
 }

@@ -94,7 +94,7 @@ impl Caller for Call {
     fn fail(&self, failure: Failure) {
         let output = match failure {
             Failure::Aborted => aborted(&self.server, &self.tool),
-            Failure::Reason(error) => failed(&self.server, error),
+            Failure::Reason(error) => failed(&self.server, error.kind().code(), error),
         };
         self.sink.done(self.id, output);
     }

@@ -1,0 +1,117 @@
+//! The fleet's catalog: each live listing under its slot's digest, and what a starting
+//! instance shows from it while its servers start.
+
+use std::sync::Arc;
+
+use crate::config::ServerSpec;
+use crate::listed_tool::{CacheHints, ListedTool};
+use crate::session::Listings;
+use crate::state::Shared;
+use crate::store::Phase;
+use crate::store::catalog::Slot;
+use crate::store::news::share_listing;
+use crate::store::service::{Inner, Service, normalized};
+
+/// A fleet's shared catalog, for what is not a store (`loadMcp` on a state): each first
+/// listing kept as a store keeps it, and news of it only when it differs from the one
+/// kept before.
+pub struct SharedCatalog {
+    shared: Arc<Shared>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl SharedCatalog {
+    /// Must be made within a tokio runtime, where its writes then run.
+    pub fn new(shared: Arc<Shared>) -> SharedCatalog {
+        SharedCatalog {
+            shared,
+            runtime: tokio::runtime::Handle::current(),
+        }
+    }
+}
+
+impl Listings for SharedCatalog {
+    fn listed(&self, spec: &ServerSpec, hints: CacheHints, tools: &[ListedTool]) {
+        let (slot, shared) = (Slot::new(None, spec), self.shared.clone());
+        let tools = normalized(tools.to_vec());
+        self.runtime.spawn(async move {
+            let names: Vec<String> = slot.digests().map(|d| format!("catalog:{d}")).to_vec();
+            if let Ok(kept) = shared.get_many(&names).await {
+                let pairs = slot.digests().into_iter().zip(kept);
+                for (digest, text) in pairs {
+                    let _ = text.map(|text| slot.adopt(digest, &text));
+                }
+            }
+            if let Some(document) = slot.write(&tools, hints) {
+                share_listing(&shared, document).await;
+            }
+        });
+    }
+}
+
+/// Shows the shared catalog's listing of each service not yet listed live.
+pub(crate) async fn fill_catalog(inner: &Inner, shared: &Shared) {
+    let waiting: Vec<Arc<Service>> = inner
+        .services()
+        .iter()
+        .filter(|s| s.slot.is_some() && awaits_listing(s))
+        .cloned()
+        .collect();
+    let names: Vec<String> = waiting
+        .iter()
+        .flat_map(|s| s.slot.iter().flat_map(|slot| slot.digests()))
+        .map(|digest| format!("catalog:{digest}"))
+        .collect();
+    let Ok(values) = shared.get_many(&names).await else {
+        return;
+    };
+    // Decoded off the runtime's threads, in a part per core, as a store reads its files.
+    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_part = waiting.len().div_ceil(parts).max(1);
+    let mut values = values.into_iter();
+    let decoding: Vec<_> = waiting
+        .chunks(per_part)
+        .map(|services| {
+            let services = services.to_vec();
+            let documents: Vec<Option<String>> = values.by_ref().take(2 * services.len()).collect();
+            tokio::task::spawn_blocking(move || {
+                let pairs = services.into_iter().zip(documents.chunks(2));
+                pairs
+                    .filter_map(|(service, pair)| {
+                        let tools = adopted(&service, pair)?;
+                        Some((service, tools))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let mut found = Vec::new();
+    for part in decoding {
+        found.extend(part.await.unwrap_or_default());
+    }
+    show(inner, found);
+}
+
+/// The tools of the first of a service's documents (private, then public) that is whole,
+/// fresh and its own.
+pub(crate) fn adopted(service: &Service, documents: &[Option<String>]) -> Option<Vec<ListedTool>> {
+    let slot = service.slot.as_ref()?;
+    let mut digests = slot.digests().into_iter().zip(documents);
+    digests.find_map(|(digest, text)| slot.adopt(digest, text.as_deref()?))
+}
+
+/// Shows each listing of the catalog for its service, if that still waits for its own.
+pub(crate) fn show(inner: &Inner, listings: Vec<(Arc<Service>, Vec<ListedTool>)>) {
+    let waiting = listings.into_iter().filter(|(s, _)| awaits_listing(s));
+    inner.change_each(waiting.collect(), |state, tools| {
+        state.tools = Arc::new(tools);
+        state.cached = true;
+    });
+}
+
+/// Whether the service waits for its server's first listing (lazy or initializing): a
+/// catalog's copy is shown meanwhile. A failed one shows none.
+fn awaits_listing(service: &Service) -> bool {
+    let state = service.state.borrow();
+    matches!(state.phase, Phase::Lazy | Phase::Initializing)
+}
