@@ -13,7 +13,7 @@ import { after, before, describe, test, type TestContext } from "node:test"
 import { createMcpStore, loadMcp, type McpStoreView, type ServerConfig } from "toolnexus"
 import { COUNTER, SECRET, startSubscribeV1Http } from "./fixtures/subscribe-v1.mjs"
 import { startSubscribeV2Http } from "./fixtures/subscribe-v2.mjs"
-import { fixture, NODE, openSource, poll, sleep, tempDir, toolNamed } from "./helpers.js"
+import { fixture, NODE, openSource, poll, runNode, sleep, tempDir, toolNamed } from "./helpers.js"
 
 type Update = { server: string; uri: string; [key: string]: unknown }
 
@@ -211,6 +211,25 @@ describe("resource subscriptions, whatever the era", () => {
     const s = await store.subscribeResource("sub", COUNTER, () => {})
     await Promise.all([source.close(), store.close()])
     await Promise.all([a(), b(), s(), a()])
+  })
+
+  test("a subscription keeps the host's process alive until it ends; close() lets the process exit", async () => {
+    // The update is caused by an unref'd timer: only the subscription keeps the process
+    // waiting for it. The second subscription is never unsubscribed; close() ends it.
+    const config = JSON.stringify({ sub: v1() })
+    const run = await runNode(`
+      import { loadMcp } from "toolnexus"
+      const source = await loadMcp(${config})
+      const updated = new Promise((resolve) => source.subscribeResource("sub", ${JSON.stringify(COUNTER)}, resolve))
+      await source.subscribeResource("sub", ${JSON.stringify(COUNTER)}, () => {})
+      const bump = source.tools.find((t) => t.name === "sub_bump")
+      setTimeout(() => bump.execute({}), 300).unref()
+      console.log(JSON.stringify(await updated))
+      await source.close()
+    `)
+    assert.equal(run.timedOut, false, "the process did not exit after close()")
+    assert.equal(run.code, 0, run.stderr)
+    assert.deepEqual(JSON.parse(run.stdout), { server: "sub", uri: COUNTER })
   })
 
   for (const [era, server] of [

@@ -9,18 +9,24 @@ use napi::bindgen_prelude::{JsValuesTupleIntoVec, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// A weak threadsafe function taking `T`, whose return value is ignored.
-pub type Callback<T> = ThreadsafeFunction<T, Unknown<'static>, T, Status, false, true>;
+/// A threadsafe function taking `T`, whose return value is ignored. A weak one (the
+/// default) does not keep Node's event loop alive.
+pub type Callback<T, const WEAK: bool = true> =
+    ThreadsafeFunction<T, Unknown<'static>, T, Status, false, WEAK>;
 
-pub struct Bounded<T: 'static + JsValuesTupleIntoVec> {
-    callback: Callback<T>,
+/// A callback that keeps Node's event loop alive while it is held, as a listening socket
+/// does: the host is waiting for what it will be told.
+pub type Listener<T> = Callback<T, false>;
+
+pub struct Bounded<T: 'static + JsValuesTupleIntoVec, const WEAK: bool = true> {
+    callback: Callback<T, WEAK>,
     room: Arc<Semaphore>,
     budget: u32,
 }
 
-impl<T: 'static + JsValuesTupleIntoVec> Bounded<T> {
+impl<T: 'static + JsValuesTupleIntoVec, const WEAK: bool> Bounded<T, WEAK> {
     /// Calls queued at once may cost at most `budget` in all.
-    pub fn new(callback: Callback<T>, budget: u32) -> Self {
+    pub fn new(callback: Callback<T, WEAK>, budget: u32) -> Self {
         Bounded {
             callback,
             room: Arc::new(Semaphore::new(budget as usize)),

@@ -1,6 +1,8 @@
 //! Resource subscriptions as the JS layer holds them: each update's params (JSON text)
 //! go to a JS callback, one at a time; while JS has not run the last, later updates
-//! replace each other, so a flooding server grows no queue.
+//! replace each other, so a flooding server grows no queue. A subscription keeps the
+//! host's event loop alive until it ends (unsubscribed, or its source closed), so a host
+//! awaiting an update is not ended for want of anything else to do.
 
 use std::sync::{Arc, Mutex};
 
@@ -11,7 +13,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use super::McpSourceHandle;
-use super::bounded::{Bounded, Callback};
+use super::bounded::{Bounded, Listener};
 use super::failure::{Outcome, named, settle};
 use super::store::NativeStore;
 use crate::lock::lock;
@@ -51,7 +53,7 @@ fn channel() -> (UpdateTo, watch::Receiver<Option<Arc<str>>>) {
 /// gone (the session or the store closed), then runs `finish`.
 async fn deliver(
     mut updates: watch::Receiver<Option<Arc<str>>>,
-    on_update: Callback<String>,
+    on_update: Listener<String>,
     end: CancellationToken,
     finish: impl Future<Output = ()>,
 ) {
@@ -84,7 +86,7 @@ impl McpSourceHandle {
         env: &'env Env,
         server: String,
         uri: String,
-        on_update: Callback<String>,
+        on_update: Listener<String>,
     ) -> Result<PromiseRaw<'env, Outcome<ResourceSubscription>>> {
         let session = self.session(&server);
         settle(env, async move {
@@ -115,7 +117,7 @@ impl NativeStore {
         agent: Option<String>,
         server: String,
         uri: String,
-        on_update: Callback<String>,
+        on_update: Listener<String>,
     ) -> Result<PromiseRaw<'env, Outcome<ResourceSubscription>>> {
         let session = self.store.session_of(agent.as_deref(), &server);
         let store = self.store.clone();
