@@ -64,8 +64,10 @@ const until = async (done, what, ms = 30_000) => {
     const dir = path.join(temp, `fresh${round}`)
     const start = process.hrtime.bigint()
     const fresh = createMcpStore(config, { state: url, lazy: true, catalogDir: dir })
+    // As a host waits: on onChange, not spinning on the JS thread (a core of two).
     await new Promise((resolve) => {
-      const check = () => (fresh.listTools().length === expected ? resolve() : setImmediate(check))
+      const check = () => fresh.listTools().length === expected && (stop(), resolve())
+      const stop = fresh.onChange(check)
       check()
     })
     times.push(Number(process.hrtime.bigint() - start))

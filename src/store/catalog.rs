@@ -58,12 +58,22 @@ pub struct Slot {
     private: String,
     /// Whether the entry has secrets: then a listing of unsaid scope is private.
     has_secrets: bool,
-    /// A digest of the tools' JSON as last written, not to write the same again; `None`
-    /// until the first write, which takes it from the file it would replace. Not taken
-    /// when reading: a store's start reads every file, and hashing them was a tenth of it.
-    last: Mutex<Option<String>>,
+    /// The listing as last written, not to write the same again.
+    last: Mutex<Last>,
     /// The document last written, to write again into a shared state that lost it.
     document: Mutex<Option<Document>>,
+}
+
+/// The listing a slot last kept, known by the digest of its tools' JSON. Hashed only when
+/// a write asks: a store's start reads every listing, and hashing them was a tenth of it.
+#[derive(Default)]
+enum Last {
+    /// None written yet: the first write takes it from the file it would replace.
+    #[default]
+    Unread,
+    /// A document of the shared state, adopted as this slot's own.
+    Adopted(String),
+    Digest(String),
 }
 
 /// A listing as it is kept: the catalog file's text, and the digest it is named by.
@@ -164,10 +174,13 @@ impl Slot {
         // A listing with a lifetime is written again to move its expiry.
         let tools_digest = hex_digest(&[json.as_bytes()]);
         let path = self.path(digest);
-        if last.is_none() {
-            *last = path.as_deref().and_then(written_digest);
-        }
-        if lifetime.is_none() && last.as_deref() == Some(tools_digest.as_str()) {
+        let last_digest = match std::mem::take(&mut *last) {
+            Last::Unread => path.as_deref().and_then(written_digest),
+            Last::Adopted(text) => tools_digest_of(text.as_bytes(), |_| true),
+            Last::Digest(digest) => Some(digest),
+        };
+        if lifetime.is_none() && last_digest.as_deref() == Some(tools_digest.as_str()) {
+            *last = Last::Digest(tools_digest);
             return None;
         }
         let expires_at = lifetime.map(|ms| now_ms() + ms);
@@ -184,7 +197,7 @@ impl Slot {
         {
             let _ = self.path(other).map(std::fs::remove_file);
         }
-        *last = Some(tools_digest);
+        *last = Last::Digest(tools_digest);
         let document = Document {
             digest: digest.clone(),
             text,
@@ -202,13 +215,13 @@ impl Slot {
     /// Takes a listing kept elsewhere (the shared state's `text` under `digest`) as this
     /// slot's own: its tools, when it is whole, ours and fresh, and from then on the
     /// listing a live one is compared with.
-    pub fn adopt(&self, digest: &str, text: &str) -> Option<Vec<ListedTool>> {
-        let file: File<Vec<ToolView>> = serde_json::from_str(text).ok()?;
+    pub fn adopt(&self, digest: &str, text: String) -> Option<Vec<ListedTool>> {
+        let file: File<Vec<ToolView>> = serde_json::from_str(&text).ok()?;
         if !file.is_named(digest) || file.is_stale() {
             return None;
         }
-        let tools: Vec<ListedTool> = file.tools.into_iter().map(ListedTool::from).collect();
-        *lock(&self.last) = Some(hex_digest(&[wire_array(&tools).as_bytes()]));
+        let tools = file.tools.into_iter().map(ListedTool::from).collect();
+        *lock(&self.last) = Last::Adopted(text);
         Some(tools)
     }
 }
@@ -227,9 +240,13 @@ fn read_tools(path: &Path, buffer: &mut Vec<u8>) -> Option<Vec<ListedTool>> {
 fn written_digest(path: &Path) -> Option<String> {
     let mut bytes = Vec::new();
     read_bounded(path, &mut bytes)?;
-    let file: File<&RawValue> = serde_json::from_slice(&bytes).ok()?;
-    file.is_ours(path)
-        .then(|| hex_digest(&[file.tools.get().as_bytes()]))
+    tools_digest_of(&bytes, |file| file.is_ours(path))
+}
+
+/// The digest of the tools' JSON as written in a catalog document, when `ours` takes it.
+fn tools_digest_of(document: &[u8], ours: impl FnOnce(&File<&RawValue>) -> bool) -> Option<String> {
+    let file: File<&RawValue> = serde_json::from_slice(document).ok()?;
+    ours(&file).then(|| hex_digest(&[file.tools.get().as_bytes()]))
 }
 
 /// Reads the file at `path` into `buffer` (replacing what it held), unless it is larger

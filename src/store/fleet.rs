@@ -23,10 +23,10 @@ pub use self::health::Instance;
 use self::health::heartbeat;
 pub(crate) use self::health::{instances, leave};
 pub use self::listings::SharedCatalog;
-use self::listings::{adopted, fill_catalog, show};
+use self::listings::{adopted, fill_catalog, read_catalog, show};
 pub(crate) use self::registry::{Fleet, share};
 use self::registry::{apply_registry, merge_registry};
-use super::news::{News, news};
+use super::news::{EPOCH, News, news};
 use super::service::{Inner, Service};
 use crate::state::{Feed, Shared};
 
@@ -41,15 +41,32 @@ pub(super) async fn follow(inner: Arc<Inner>, fleet: Arc<Fleet>) {
     let Some(shared) = inner.options.shared.clone() else {
         return;
     };
-    // As servers do, the fleet starts a turn after the store is made: the host has set up
-    // its listeners by then, and hears of the catalog's listings as a change.
-    tokio::select! {
-        _ = inner.closed.cancelled() => return,
-        _ = inner.started.cancelled() => {}
-    }
-    // What a starting instance shows at once, before the news link is even up.
-    fill_catalog(&inner, &shared).await;
     let mut feed = shared.follow();
+    // What a starting instance shows at once is read while the host's turn runs and the
+    // news link comes up. As servers do, the fleet acts a turn after the store is made:
+    // the host has set up its listeners by then, and hears of the catalog's listings as
+    // a change.
+    let early = async {
+        let (catalog, first) = tokio::join!(read_catalog(&inner, &shared), feed.recv());
+        inner.started.cancelled().await;
+        (catalog, first)
+    };
+    let (catalog, first) = tokio::select! {
+        _ = inner.closed.cancelled() => return,
+        early = early => early,
+    };
+    show(&inner, catalog.found);
+    match first {
+        Some(Feed::Joined) => {
+            // A listing kept before the link was up was told of to no one here.
+            if shared.get(EPOCH).await.ok().flatten() != catalog.epoch {
+                fill_catalog(&inner, &shared).await;
+            }
+            settle(&inner, &fleet, &shared).await;
+        }
+        Some(_) => {}
+        None => return,
+    }
     let mut beat = tokio::time::interval(HEARTBEAT);
     beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -68,9 +85,15 @@ pub(super) async fn follow(inner: Arc<Inner>, fleet: Arc<Fleet>) {
 
 /// The state is reached (at start, or again after a loss, maybe emptied meanwhile): write
 /// back what this instance holds that the state lacks, then take what it has.
-async fn rejoin(inner: &Arc<Inner>, fleet: &Fleet, shared: &Shared) {
+async fn rejoin(inner: &Arc<Inner>, fleet: &Fleet, shared: &Arc<Shared>) {
     // First what a starting instance shows at once: every listing its servers have none of.
     fill_catalog(inner, shared).await;
+    settle(inner, fleet, shared).await;
+}
+
+/// The rest of a rejoin, after the catalog's listings: the registry merged both ways,
+/// the listings this instance wrote written back where the state lost them, a heartbeat.
+async fn settle(inner: &Arc<Inner>, fleet: &Fleet, shared: &Arc<Shared>) {
     if merge_registry(fleet, shared).await {
         shared.publish(news(shared, true, None)).await;
     }
@@ -94,7 +117,7 @@ async fn rejoin(inner: &Arc<Inner>, fleet: &Fleet, shared: &Shared) {
 }
 
 /// Acts on one message of the news channel; anything not ours is ignored.
-async fn heard(inner: &Arc<Inner>, fleet: &Fleet, shared: &Shared, text: &str) {
+async fn heard(inner: &Arc<Inner>, fleet: &Fleet, shared: &Arc<Shared>, text: &str) {
     let Ok(news) = serde_json::from_str::<News>(text) else {
         return;
     };
@@ -128,7 +151,8 @@ async fn heard(inner: &Arc<Inner>, fleet: &Fleet, shared: &Shared, text: &str) {
             .map(|digest| format!("catalog:{digest}"))
             .collect();
         if let Ok(values) = shared.get_many(&names).await
-            && let Some(tools) = adopted(&service, &values)
+            && let Ok(pair) = <[Option<String>; 2]>::try_from(values)
+            && let Some(tools) = adopted(&service, pair)
         {
             show(inner, vec![(service.clone(), tools)]);
         }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::catalog::Document;
-use crate::state::Shared;
+use crate::state::{Shared, random_id};
 
 #[derive(Serialize, Deserialize)]
 pub(super) struct News {
@@ -27,11 +27,17 @@ pub(super) fn news(shared: &Shared, registry: bool, tools: Option<String>) -> St
     serde_json::to_string(&news).unwrap_or_default()
 }
 
+/// The shared catalog's epoch: a fresh value with each listing kept, so that a starting
+/// instance, which reads the catalog while its news link comes up, knows whether a change
+/// came before the link did.
+pub(super) const EPOCH: &str = "catalog-epoch";
+
 /// Keeps a listing that differs from the one kept before in the shared catalog, and tells
 /// the others.
 pub(super) async fn share_listing(shared: &Shared, document: Document) {
     let name = format!("catalog:{}", document.digest);
     shared.put(&name, document.text, document.ttl).await;
+    shared.put(EPOCH, random_id(), None).await;
     shared
         .publish(news(shared, false, Some(document.digest)))
         .await;

@@ -9,7 +9,7 @@ use crate::session::Listings;
 use crate::state::Shared;
 use crate::store::Phase;
 use crate::store::catalog::Slot;
-use crate::store::news::share_listing;
+use crate::store::news::{EPOCH, share_listing};
 use crate::store::service::{Inner, Service, normalized};
 
 /// A fleet's shared catalog, for what is not a store (`loadMcp` on a state): each first
@@ -39,7 +39,7 @@ impl Listings for SharedCatalog {
             if let Ok(kept) = shared.get_many(&names).await {
                 let pairs = slot.digests().into_iter().zip(kept);
                 for (digest, text) in pairs {
-                    let _ = text.map(|text| slot.adopt(digest, &text));
+                    let _ = text.map(|text| slot.adopt(digest, text));
                 }
             }
             if let Some(document) = slot.write(&tools, hints) {
@@ -50,58 +50,87 @@ impl Listings for SharedCatalog {
 }
 
 /// Shows the shared catalog's listing of each service not yet listed live.
-pub(crate) async fn fill_catalog(inner: &Inner, shared: &Shared) {
+pub(crate) async fn fill_catalog(inner: &Inner, shared: &Arc<Shared>) {
+    show(inner, read_catalog(inner, shared).await.found);
+}
+
+/// What the shared catalog holds for the services not yet listed live.
+pub(crate) struct Catalog {
+    /// Its epoch when read (`None`: never written, or not read).
+    pub epoch: Option<String>,
+    /// Each service it has a listing of, with the listing.
+    pub found: Found,
+}
+
+/// Reads the shared catalog's listing of each service not yet listed live, where it has
+/// one, and its epoch.
+pub(crate) async fn read_catalog(inner: &Inner, shared: &Arc<Shared>) -> Catalog {
     let waiting: Vec<Arc<Service>> = inner
         .services()
         .iter()
         .filter(|s| s.slot.is_some() && awaits_listing(s))
         .cloned()
         .collect();
-    let names: Vec<String> = waiting
-        .iter()
-        .flat_map(|s| s.slot.iter().flat_map(|slot| slot.digests()))
-        .map(|digest| format!("catalog:{digest}"))
-        .collect();
-    let Ok(values) = shared.get_many(&names).await else {
-        return;
-    };
-    // Decoded off the runtime's threads, in a part per core, as a store reads its files.
-    let parts = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // The epoch first: a listing kept after it was read changes it.
+    let epoch = shared.get(EPOCH).await.ok().flatten();
+    // In parts, all asked for at once and each decoded off the runtime's threads as it
+    // comes, so that decoding one overlaps receiving the next.
+    let parts = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .max(PARTS);
     let per_part = waiting.len().div_ceil(parts).max(1);
-    let mut values = values.into_iter();
-    let decoding: Vec<_> = waiting
+    let reading: Vec<_> = waiting
         .chunks(per_part)
-        .map(|services| {
-            let services = services.to_vec();
-            let documents: Vec<Option<String>> = values.by_ref().take(2 * services.len()).collect();
-            tokio::task::spawn_blocking(move || {
-                let pairs = services.into_iter().zip(documents.chunks(2));
-                pairs
-                    .filter_map(|(service, pair)| {
-                        let tools = adopted(&service, pair)?;
-                        Some((service, tools))
-                    })
-                    .collect::<Vec<_>>()
-            })
-        })
+        .map(|services| tokio::spawn(read_part(shared.clone(), services.to_vec())))
         .collect();
     let mut found = Vec::new();
-    for part in decoding {
+    for part in reading {
         found.extend(part.await.unwrap_or_default());
     }
-    show(inner, found);
+    Catalog { epoch, found }
 }
+
+/// Parts the catalog is read in, at the least.
+const PARTS: usize = 4;
+
+/// The shared catalog's listings of `services`, decoded off the runtime's threads.
+async fn read_part(shared: Arc<Shared>, services: Vec<Arc<Service>>) -> Found {
+    let digests = services
+        .iter()
+        .flat_map(|s| s.slot.iter().flat_map(|slot| slot.digests()));
+    let names: Vec<String> = digests.map(|digest| format!("catalog:{digest}")).collect();
+    let Ok(documents) = shared.get_many(&names).await else {
+        return Vec::new();
+    };
+    let decoding = tokio::task::spawn_blocking(move || {
+        let mut documents = documents.into_iter();
+        let pairs = services.into_iter().map(|service| {
+            let pair = [documents.next().flatten(), documents.next().flatten()];
+            (service, pair)
+        });
+        let found =
+            pairs.filter_map(|(service, pair)| Some((service.clone(), adopted(&service, pair)?)));
+        found.collect()
+    });
+    decoding.await.unwrap_or_default()
+}
+
+/// Services, each with the listing the catalog has of it.
+pub(crate) type Found = Vec<(Arc<Service>, Vec<ListedTool>)>;
 
 /// The tools of the first of a service's documents (private, then public) that is whole,
 /// fresh and its own.
-pub(crate) fn adopted(service: &Service, documents: &[Option<String>]) -> Option<Vec<ListedTool>> {
+pub(crate) fn adopted(
+    service: &Service,
+    documents: [Option<String>; 2],
+) -> Option<Vec<ListedTool>> {
     let slot = service.slot.as_ref()?;
     let mut digests = slot.digests().into_iter().zip(documents);
-    digests.find_map(|(digest, text)| slot.adopt(digest, text.as_deref()?))
+    digests.find_map(|(digest, text)| slot.adopt(digest, text?))
 }
 
 /// Shows each listing of the catalog for its service, if that still waits for its own.
-pub(crate) fn show(inner: &Inner, listings: Vec<(Arc<Service>, Vec<ListedTool>)>) {
+pub(crate) fn show(inner: &Inner, listings: Found) {
     let waiting = listings.into_iter().filter(|(s, _)| awaits_listing(s));
     inner.change_each(waiting.collect(), |state, tools| {
         state.tools = Arc::new(tools);
