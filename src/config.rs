@@ -10,11 +10,13 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 mod entry;
+mod entry_error;
 pub(crate) mod env_file;
 pub(crate) mod expand;
 mod oauth;
 pub mod schema;
 
+pub use self::entry_error::EntryError;
 pub use self::oauth::OAuthSpec;
 
 use self::entry::{json_kind, validate_entry};
@@ -102,8 +104,8 @@ pub struct ServerEntry {
 #[derive(Debug, Clone)]
 pub enum ServerState {
     Disabled,
-    /// The entry is malformed; the reason says how.
-    Invalid(String),
+    /// The entry is malformed; the error says how.
+    Invalid(EntryError),
     Enabled(ServerSpec),
 }
 

@@ -70,7 +70,9 @@ pub async fn connect_all(
                 let mut needs_sign_in = false;
                 let (status, reason, connected, protocol_version) = match state {
                     ServerState::Disabled => (Status::Disabled, None, None, None),
-                    ServerState::Invalid(reason) => (Status::Failed, Some(reason), None, None),
+                    ServerState::Invalid(error) => {
+                        (Status::Failed, Some(error.to_string()), None, None)
+                    }
                     ServerState::Enabled(spec) => {
                         match connect_and_list(&name, &spec, &hooks, &cancel).await {
                             Ok((session, tools)) => {

@@ -21,14 +21,18 @@ const LIFETIME_SECS: u64 = 300;
 /// A signed assertion that `client_id` is calling, for `audience` (the authorization
 /// server's issuer). `pem` is a PKCS#8 private key (`BEGIN PRIVATE KEY`), P-256 or RSA.
 /// Errors never quote the key.
-pub fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<String, String> {
-    let der = PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes())
-        .map_err(|_| "\"oauth.privateKey\" is not a PEM PKCS#8 private key (BEGIN PRIVATE KEY)")?;
+pub fn client_assertion(
+    pem: &str,
+    client_id: &str,
+    audience: &str,
+) -> Result<String, AssertionError> {
+    let der =
+        PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes()).map_err(|_| AssertionError::NotPem)?;
     let rng = SystemRandom::new();
     let key = Key::read(der.secret_pkcs8_der(), &rng)?;
     let mut jti = [0u8; 16];
     rng.fill(&mut jti)
-        .map_err(|_| "no randomness for the assertion")?;
+        .map_err(|_| AssertionError::NoRandomness)?;
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -54,19 +58,46 @@ pub fn client_assertion(pem: &str, client_id: &str, audience: &str) -> Result<St
     ))
 }
 
+/// Why no client assertion could be made. Its `Display` is the reason users read; it
+/// never quotes the key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AssertionError {
+    NotPem,
+    NotP256OrRsa,
+    NoRandomness,
+    CannotSign,
+}
+
+impl std::fmt::Display for AssertionError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            AssertionError::NotPem => {
+                "\"oauth.privateKey\" is not a PEM PKCS#8 private key (BEGIN PRIVATE KEY)"
+            }
+            AssertionError::NotP256OrRsa => {
+                "\"oauth.privateKey\" is neither a P-256 nor an RSA key"
+            }
+            AssertionError::NoRandomness => "no randomness for the assertion",
+            AssertionError::CannotSign => "cannot sign the client assertion",
+        })
+    }
+}
+
+impl std::error::Error for AssertionError {}
+
 enum Key {
     Ec(EcdsaKeyPair),
     Rsa(RsaKeyPair),
 }
 
 impl Key {
-    fn read(pkcs8: &[u8], rng: &SystemRandom) -> Result<Key, String> {
+    fn read(pkcs8: &[u8], rng: &SystemRandom) -> Result<Key, AssertionError> {
         if let Ok(key) = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8, rng) {
             return Ok(Key::Ec(key));
         }
         RsaKeyPair::from_pkcs8(pkcs8)
             .map(Key::Rsa)
-            .map_err(|_| "\"oauth.privateKey\" is neither a P-256 nor an RSA key".to_owned())
+            .map_err(|_| AssertionError::NotP256OrRsa)
     }
 
     fn algorithm(&self) -> &'static str {
@@ -76,8 +107,8 @@ impl Key {
         }
     }
 
-    fn sign(&self, message: &[u8], rng: &SystemRandom) -> Result<Vec<u8>, String> {
-        let failed = |_| "cannot sign the client assertion".to_owned();
+    fn sign(&self, message: &[u8], rng: &SystemRandom) -> Result<Vec<u8>, AssertionError> {
+        let failed = |_| AssertionError::CannotSign;
         match self {
             Key::Ec(key) => key
                 .sign(rng, message)
@@ -100,7 +131,8 @@ mod tests {
     #[test]
     fn a_key_that_is_not_one_is_refused_without_quoting_it() {
         let error = client_assertion("not a key at all, secret-ish", "c", "a").err();
-        assert!(error.is_some_and(|e| !e.contains("secret-ish")));
+        assert_eq!(error, Some(AssertionError::NotPem));
+        assert!(error.is_some_and(|e| !e.to_string().contains("secret-ish")));
     }
 
     #[test]

@@ -222,7 +222,7 @@ impl SignIn {
             asked = authorizer.authorize(session.auth_url.clone()) => match asked {
                 Ok(Some(url)) => url,
                 Ok(None) => loopback.redirect().await?,
-                Err(reason) => return Err(AuthError::AuthorizationFailed(reason)),
+                Err(failed) => return Err(AuthError::AuthorizationFailed(failed.to_string())),
             },
             received = loopback.redirect() => received?,
         };

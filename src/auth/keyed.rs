@@ -26,7 +26,8 @@ pub async fn exchange(
         .issuer
         .as_deref()
         .unwrap_or(&metadata.token_endpoint);
-    let assertion = client_assertion(pem, client_id, audience).map_err(failed)?;
+    let assertion = client_assertion(pem, client_id, audience);
+    let assertion = assertion.map_err(|e| failed(e.to_string()))?;
     let mut form = vec![
         ("grant_type", "client_credentials"),
         ("client_assertion_type", ASSERTION_TYPE),

@@ -15,6 +15,7 @@ mod keyed;
 mod loopback;
 pub mod shared;
 pub mod store;
+pub mod store_error;
 mod tokens;
 
 use std::collections::HashSet;
@@ -37,8 +38,20 @@ pub trait Authorizer: Send + Sync {
     fn authorize(
         &self,
         url: String,
-    ) -> Pin<Box<dyn Future<Output = Result<Option<String>, String>> + Send>>;
+    ) -> Pin<Box<dyn Future<Output = Result<Option<String>, AuthorizeFailed>> + Send>>;
 }
+
+/// The host's part of signing in failed, for the host's reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuthorizeFailed(pub String);
+
+impl std::fmt::Display for AuthorizeFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "onAuthorize failed: {}", self.0)
+    }
+}
+
+impl std::error::Error for AuthorizeFailed {}
 
 /// What a call's host gives OAuth: someone to sign in (none: a server that needs it
 /// fails at once, saying so) and where tokens rest.

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ring::digest::{SHA256, digest};
 
-use super::store::{StoreFuture, TokenStore};
+use super::store::{StoreError, StoreFuture, TokenStore};
 use crate::state::{Shared, random_id};
 
 /// How long a lease lasts unless let go: an instance killed while refreshing holds up
@@ -44,11 +44,7 @@ impl TokenStore for SharedTokens {
     fn get(&self, key: &str) -> StoreFuture<'_, Option<String>> {
         let name = name("oauth", key);
         Box::pin(async move {
-            let sealed = self
-                .shared
-                .get(&name)
-                .await
-                .map_err(|e| format!("cannot read the sign-in from the shared state: {e}"))?;
+            let sealed = self.shared.get(&name).await.map_err(StoreError::Shared)?;
             let seal = self.shared.seal();
             let full = self.shared.key(&name);
             // A value that does not open (another fleet's, corrupt) is as good as none.
@@ -64,7 +60,7 @@ impl TokenStore for SharedTokens {
                 .shared
                 .seal()
                 .and_then(|seal| seal.seal(&full, &value))
-                .ok_or("cannot seal the sign-in")?;
+                .ok_or(StoreError::Unsealed)?;
             self.shared.hold(&name, sealed).await;
             Ok(())
         })

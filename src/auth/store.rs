@@ -11,9 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::transport::auth::{AuthorizationMetadata, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + Send + 'a>>;
+pub use super::store_error::{FileAction, StoreError};
 
-/// A key-value store of opaque strings. Errors are sentences that carry no value.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
+
+/// A key-value store of opaque strings. Errors carry no value.
 pub trait TokenStore: Send + Sync {
     fn get(&self, key: &str) -> StoreFuture<'_, Option<String>>;
     fn set(&self, key: &str, value: String) -> StoreFuture<'_, ()>;
@@ -40,16 +42,16 @@ pub struct Record {
 impl Record {
     /// The stored record, or none when absent or unreadable (a record from another
     /// version of toolnexus is as good as none: the person signs in again).
-    pub async fn load(store: &dyn TokenStore, key: &str) -> Result<Option<Record>, String> {
+    pub async fn load(store: &dyn TokenStore, key: &str) -> Result<Option<Record>, StoreError> {
         Ok(store
             .get(key)
             .await?
             .and_then(|text| serde_json::from_str(&text).ok()))
     }
 
-    pub async fn save(&self, store: &dyn TokenStore, key: &str) -> Result<(), String> {
-        let text = serde_json::to_string(self)
-            .map_err(|e| format!("cannot serialise the OAuth record: {e}"))?;
+    pub async fn save(&self, store: &dyn TokenStore, key: &str) -> Result<(), StoreError> {
+        let text =
+            serde_json::to_string(self).map_err(|e| StoreError::Unserialisable(e.to_string()))?;
         store.set(key, text).await
     }
 }
@@ -71,11 +73,8 @@ impl FileTokenStore {
         }
     }
 
-    fn path(&self, key: &str) -> Result<PathBuf, String> {
-        let dir = self
-            .dir
-            .as_ref()
-            .ok_or("no config directory to keep OAuth tokens in (set XDG_CONFIG_HOME or HOME)")?;
+    fn path(&self, key: &str) -> Result<PathBuf, StoreError> {
+        let dir = self.dir.as_ref().ok_or(StoreError::NoFolder)?;
         Ok(dir.join(file_name(key)))
     }
 }
@@ -98,7 +97,7 @@ impl TokenStore for FileTokenStore {
             match read.await.unwrap_or_else(|e| Err(std::io::Error::other(e))) {
                 Ok(text) => Ok(Some(text)),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+                Err(e) => Err(StoreError::file(FileAction::Read, &path, &e)),
             }
         })
     }
@@ -109,7 +108,7 @@ impl TokenStore for FileTokenStore {
             let path = path?;
             tokio::task::spawn_blocking(move || write_private(&path, value.as_bytes()))
                 .await
-                .map_err(|e| format!("cannot write the OAuth tokens: {e}"))?
+                .map_err(|e| StoreError::Unfinished(e.to_string()))?
         })
     }
 
@@ -119,7 +118,7 @@ impl TokenStore for FileTokenStore {
             let path = path?;
             match tokio::fs::remove_file(&path).await {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    Err(format!("cannot remove {}: {e}", path.display()))
+                    Err(StoreError::file(FileAction::Remove, &path, &e))
                 }
                 _ => Ok(()),
             }
@@ -147,11 +146,14 @@ pub(crate) fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::F
 
 /// Writes `bytes` to a fresh file beside `path` (mode 0600, in a 0700 folder), then
 /// renames it over `path`: a reader sees the old record or the new one, never half.
-pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+pub(crate) fn write_private(path: &std::path::Path, bytes: &[u8]) -> Result<(), StoreError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
-    let dir = path.parent().ok_or("the token file has no folder")?;
+    let no_folder = std::io::Error::new(std::io::ErrorKind::InvalidInput, "no folder");
+    let dir = path
+        .parent()
+        .ok_or_else(|| StoreError::file(FileAction::Write, path, &no_folder))?;
     let shown =
-        |e: std::io::Error, what: &std::path::Path| format!("cannot write {}: {e}", what.display());
+        |e: std::io::Error, what: &std::path::Path| StoreError::file(FileAction::Write, what, &e);
     let mut folder = std::fs::DirBuilder::new();
     folder.recursive(true);
     #[cfg(unix)]

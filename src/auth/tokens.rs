@@ -72,7 +72,7 @@ impl RecordStore {
         if cached.is_none() {
             let loaded = Record::load(self.store.as_ref(), &self.key)
                 .await
-                .map_err(AuthError::CredentialStoreError)?;
+                .map_err(AuthError::from)?;
             *cached = Some(loaded.unwrap_or_default());
         }
         Ok(cached.clone().unwrap_or_default())
@@ -87,7 +87,7 @@ impl RecordStore {
         record
             .save(self.store.as_ref(), &self.key)
             .await
-            .map_err(AuthError::CredentialStoreError)
+            .map_err(AuthError::from)
     }
 }
 

@@ -12,8 +12,8 @@ use serde_json::json;
 use super::js_call::{JsCall, call};
 use super::{ConfigSource, load_config};
 use crate::auth::shared::SharedTokens;
-use crate::auth::store::StoreFuture;
-use crate::auth::{Authorizer, FileTokenStore, OAuthHooks, TokenStore};
+use crate::auth::store::{StoreError, StoreFuture};
+use crate::auth::{AuthorizeFailed, Authorizer, FileTokenStore, OAuthHooks, TokenStore};
 use crate::config::{ServerState, TransportSpec};
 use crate::state::Shared;
 
@@ -42,13 +42,10 @@ impl Authorizer for JsAuthorizer {
     fn authorize(
         &self,
         url: String,
-    ) -> Pin<Box<dyn Future<Output = std::result::Result<Option<String>, String>> + Send>> {
+    ) -> Pin<Box<dyn Future<Output = std::result::Result<Option<String>, AuthorizeFailed>> + Send>>
+    {
         let f = self.0.clone();
-        Box::pin(async move {
-            call(&f, url)
-                .await
-                .map_err(|reason| format!("onAuthorize failed: {reason}"))
-        })
+        Box::pin(async move { call(&f, url).await.map_err(AuthorizeFailed) })
     }
 }
 
@@ -57,11 +54,7 @@ struct JsTokenStore(Arc<JsCall>);
 impl JsTokenStore {
     fn op(&self, op: &str, key: &str, value: Option<String>) -> StoreFuture<'_, Option<String>> {
         let arg = json!({ "op": op, "key": key, "value": value }).to_string();
-        Box::pin(async move {
-            call(&self.0, arg)
-                .await
-                .map_err(|reason| format!("the token store failed: {reason}"))
-        })
+        Box::pin(async move { call(&self.0, arg).await.map_err(StoreError::Host) })
     }
 }
 

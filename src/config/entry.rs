@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::entry_error::EntryError;
 use super::expand::Unset;
 use super::*;
 
@@ -12,12 +13,9 @@ use super::*;
 pub(super) fn validate_entry(
     entry: &Value,
     context: &Context,
-) -> Result<Option<ServerSpec>, String> {
+) -> Result<Option<ServerSpec>, EntryError> {
     let Value::Object(obj) = entry else {
-        return Err(format!(
-            "server entry must be an object, got {}",
-            json_kind(entry)
-        ));
+        return Err(EntryError::NotAnObject(json_kind(entry)));
     };
     let enabled = optional_bool(obj, "enabled")?.unwrap_or(true);
     let disabled = optional_bool(obj, "disabled")?.unwrap_or(false);
@@ -37,57 +35,67 @@ pub(super) fn validate_entry(
     }))
 }
 
-fn protocol(obj: &Map<String, Value>) -> Result<ProtocolChoice, String> {
+fn protocol(obj: &Map<String, Value>) -> Result<ProtocolChoice, EntryError> {
     match obj.get("protocol") {
         None | Some(Value::Null) => Ok(ProtocolChoice::Auto),
         Some(Value::String(v)) if v == "auto" => Ok(ProtocolChoice::Auto),
         Some(Value::String(v)) if v == "2026-07-28" => Ok(ProtocolChoice::Modern),
         Some(Value::String(v)) if v == "2025-11-25" => Ok(ProtocolChoice::Legacy),
-        Some(other) => Err(format!(
-            "\"protocol\" must be \"auto\", \"2026-07-28\" or \"2025-11-25\", got {}",
+        Some(other) => Err(EntryError::kind(
+            "protocol",
+            "\"auto\", \"2026-07-28\" or \"2025-11-25\"",
             match other {
                 Value::String(_) => other.to_string(),
                 other => json_kind(other).to_owned(),
-            }
+            },
         )),
     }
 }
 
 /// A positive whole number of characters under `key`.
-fn characters(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, String> {
+fn characters(obj: &Map<String, Value>, key: &str) -> Result<Option<u64>, EntryError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_u64() {
             Some(count) if count > 0 => Ok(Some(count)),
-            _ => Err(format!(
-                "\"{key}\" must be a positive whole number of characters, got {n}"
+            _ => Err(EntryError::kind(
+                key,
+                "a positive whole number of characters",
+                n.to_string(),
             )),
         },
-        Some(other) => Err(format!(
-            "\"{key}\" must be a number of characters, got {}",
-            json_kind(other)
+        Some(other) => Err(EntryError::kind(
+            key,
+            "a number of characters",
+            json_kind(other),
         )),
     }
 }
 
 /// A positive number of milliseconds under `key`, clamped as every duration is.
-fn millis(obj: &Map<String, Value>, key: &str) -> Result<Option<Duration>, String> {
+fn millis(obj: &Map<String, Value>, key: &str) -> Result<Option<Duration>, EntryError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => match n.as_f64().and_then(duration::from_millis) {
             Some(duration) if !duration.is_zero() => Ok(Some(duration)),
-            _ => Err(format!(
-                "\"{key}\" must be a positive number of milliseconds, got {n}"
+            _ => Err(EntryError::kind(
+                key,
+                "a positive number of milliseconds",
+                n.to_string(),
             )),
         },
-        Some(other) => Err(format!(
-            "\"{key}\" must be a number of milliseconds, got {}",
-            json_kind(other)
+        Some(other) => Err(EntryError::kind(
+            key,
+            "a number of milliseconds",
+            json_kind(other),
         )),
     }
 }
 
-fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<TransportSpec, String> {
+fn transport_spec(
+    obj: &Map<String, Value>,
+    context: &Context,
+) -> Result<TransportSpec, EntryError> {
     // Besides our own `local`/`remote`, accept the type names other MCP hosts write.
     let remote = match obj.get("type") {
         None | Some(Value::Null) => {
@@ -96,35 +104,26 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
             } else if obj.contains_key("command") {
                 false
             } else {
-                return Err("entry has neither \"command\" (local) nor \"url\" (remote)".into());
+                return Err(EntryError::Rule(
+                    "entry has neither \"command\" (local) nor \"url\" (remote)",
+                ));
             }
         }
         Some(Value::String(t)) => match t.as_str() {
             "local" | "stdio" => false,
             "remote" | "http" | "streamable-http" | "streamableHttp" | "sse" => true,
-            other => {
-                return Err(format!(
-                    "unknown \"type\" \"{other}\": expected \"local\" or \"remote\""
-                ));
-            }
+            other => return Err(EntryError::UnknownType(other.to_owned())),
         },
-        Some(other) => {
-            return Err(format!(
-                "\"type\" must be a string, got {}",
-                json_kind(other)
-            ));
-        }
+        Some(other) => return Err(EntryError::kind("type", "a string", json_kind(other))),
     };
     if remote {
         let url = match obj.get("url") {
             Some(Value::String(url)) if !url.is_empty() => expanded(context, "url", url)?,
             Some(other) => {
-                return Err(format!(
-                    "\"url\" must be a non-empty string, got {}",
-                    json_kind(other)
-                ));
+                let got = json_kind(other);
+                return Err(EntryError::kind("url", "a non-empty string", got));
             }
-            None => return Err("remote entry has no \"url\"".into()),
+            None => return Err(EntryError::Rule("remote entry has no \"url\"")),
         };
         Ok(TransportSpec::Remote(RemoteSpec {
             url,
@@ -136,7 +135,7 @@ fn transport_spec(obj: &Map<String, Value>, context: &Context) -> Result<Transpo
     }
 }
 
-fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, String> {
+fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, EntryError> {
     let (program, args) = command_line(obj)?;
     // Errors name the value as written: `command[2]`, or `args[1]` in the Claude form.
     let (program_field, first_arg, args_key) = match obj.get("command") {
@@ -145,7 +144,9 @@ fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, 
     };
     let program = expanded(context, program_field, &program)?;
     if program.is_empty() {
-        return Err("\"command\" names an empty program once expanded".into());
+        return Err(EntryError::Rule(
+            "\"command\" names an empty program once expanded",
+        ));
     }
     let args = args
         .iter()
@@ -179,11 +180,10 @@ fn local_spec(obj: &Map<String, Value>, context: &Context) -> Result<LocalSpec, 
 
 /// `value` (found at `field`) with its variables expanded. The error names the variable
 /// and the field, never a value.
-pub(super) fn expanded(context: &Context, field: &str, value: &str) -> Result<String, String> {
-    expand::expand(value, context.var).map_err(|Unset(name)| {
-        format!(
-            "\"{field}\" uses ${{{name}}}, which is not set and has no default: set {name} in the environment, or write ${{{name}:-default}}"
-        )
+pub(super) fn expanded(context: &Context, field: &str, value: &str) -> Result<String, EntryError> {
+    expand::expand(value, context.var).map_err(|Unset(name)| EntryError::Unset {
+        field: field.to_owned(),
+        name,
     })
 }
 
@@ -192,7 +192,7 @@ fn expanded_map(
     obj: &Map<String, Value>,
     context: &Context,
     key: &str,
-) -> Result<Vec<(String, String)>, String> {
+) -> Result<Vec<(String, String)>, EntryError> {
     let map = string_map(obj, key)?.into_iter().map(|(name, value)| {
         let value = expanded(context, &format!("{key}.{name}"), &value)?;
         Ok((name, value))
@@ -203,34 +203,34 @@ fn expanded_map(
 /// `command: [program, ...args]`, or the Claude-desktop form `command: "program"` with an
 /// optional `args` array (as the SDK's `StdioClientTransport` takes it). A command string
 /// is never split, since that would need a shell.
-fn command_line(obj: &Map<String, Value>) -> Result<(String, Vec<String>), String> {
+fn command_line(obj: &Map<String, Value>) -> Result<(String, Vec<String>), EntryError> {
     const SHAPE: &str =
         "\"command\" must be a non-empty array of strings (program, then arguments)";
     let mut parts = match (obj.get("command"), obj.get("args")) {
-        (Some(Value::Array(items)), None) => strings(items).ok_or(SHAPE)?,
+        (Some(Value::Array(items)), None) => strings(items).ok_or(EntryError::Rule(SHAPE))?,
         // "npx -y server" is a command line meant for a shell: refused rather than run
         // as a program of that name.
         (Some(Value::String(program)), None | Some(Value::Null))
             if program.contains(char::is_whitespace) =>
         {
-            return Err(
+            return Err(EntryError::Rule(
                 "\"command\" is one string with spaces and no \"args\": write it as \
                  [program, ...arguments], or the program alone with its arguments in \"args\" \
-                 (no shell splits it)"
-                    .into(),
-            );
+                 (no shell splits it)",
+            ));
         }
         (Some(Value::String(program)), None | Some(Value::Null)) => vec![program.clone()],
         (Some(Value::String(program)), Some(Value::Array(args))) => {
             let mut parts = vec![program.clone()];
-            parts.extend(strings(args).ok_or("\"args\" must be an array of strings")?);
+            let shape = EntryError::Rule("\"args\" must be an array of strings");
+            parts.extend(strings(args).ok_or(shape)?);
             parts
         }
-        (None, _) => return Err("local entry has no \"command\"".into()),
-        (Some(_), _) => return Err(SHAPE.into()),
+        (None, _) => return Err(EntryError::Rule("local entry has no \"command\"")),
+        (Some(_), _) => return Err(EntryError::Rule(SHAPE)),
     };
     if parts.first().is_none_or(|p| p.is_empty()) {
-        return Err(SHAPE.into());
+        return Err(EntryError::Rule(SHAPE));
     }
     let program = parts.remove(0);
     Ok((program, parts))
@@ -243,15 +243,13 @@ fn strings(items: &[Value]) -> Option<Vec<String>> {
         .collect()
 }
 
-fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
+fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, EntryError> {
     let map = match obj.get("tools") {
         None | Some(Value::Null) => return Ok(ToolFilter::All),
         Some(Value::Object(map)) => map,
         Some(other) => {
-            return Err(format!(
-                "\"tools\" must be an object of tool names to booleans, got {}",
-                json_kind(other)
-            ));
+            let expected = "an object of tool names to booleans";
+            return Err(EntryError::kind("tools", expected, json_kind(other)));
         }
     };
     let mut allowed = Vec::new();
@@ -261,10 +259,8 @@ fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
             Value::Bool(true) => allowed.push(name.clone()),
             Value::Bool(false) => denied.push(name.clone()),
             other => {
-                return Err(format!(
-                    "\"tools.{name}\" must be a boolean, got {}",
-                    json_kind(other)
-                ));
+                let key = format!("tools.{name}");
+                return Err(EntryError::kind(key, "a boolean", json_kind(other)));
             }
         }
     }
@@ -277,45 +273,41 @@ fn tool_filter(obj: &Map<String, Value>) -> Result<ToolFilter, String> {
     })
 }
 
-fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, String> {
+fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, EntryError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
-        Some(other) => Err(format!(
-            "\"{key}\" must be a string, got {}",
-            json_kind(other)
-        )),
+        Some(other) => Err(EntryError::kind(key, "a string", json_kind(other))),
     }
 }
 
-fn optional_bool(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, String> {
+fn optional_bool(obj: &Map<String, Value>, key: &str) -> Result<Option<bool>, EntryError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
-        Some(other) => Err(format!(
-            "\"{key}\" must be a boolean, got {}",
-            json_kind(other)
-        )),
+        Some(other) => Err(EntryError::kind(key, "a boolean", json_kind(other))),
     }
 }
 
 /// An object of strings. Error messages name keys, never values: these hold secrets.
-fn string_map(obj: &Map<String, Value>, key: &str) -> Result<Vec<(String, String)>, String> {
+fn string_map(obj: &Map<String, Value>, key: &str) -> Result<Vec<(String, String)>, EntryError> {
     match obj.get(key) {
         None | Some(Value::Null) => Ok(Vec::new()),
         Some(Value::Object(map)) => map
             .iter()
             .map(|(name, value)| match value {
                 Value::String(s) => Ok((name.clone(), s.clone())),
-                other => Err(format!(
-                    "\"{key}.{name}\" must be a string, got {}",
-                    json_kind(other)
+                other => Err(EntryError::kind(
+                    format!("{key}.{name}"),
+                    "a string",
+                    json_kind(other),
                 )),
             })
             .collect(),
-        Some(other) => Err(format!(
-            "\"{key}\" must be an object of strings, got {}",
-            json_kind(other)
+        Some(other) => Err(EntryError::kind(
+            key,
+            "an object of strings",
+            json_kind(other),
         )),
     }
 }

@@ -7,10 +7,14 @@
 
 use std::path::Path;
 
+use super::entry_error::EntryError;
+
 /// The variables of the file at `path`. The error names the file, never its contents.
-pub fn read(path: &Path) -> Result<Vec<(String, String)>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read \"envFile\" \"{}\": {e}", path.display()))?;
+pub fn read(path: &Path) -> Result<Vec<(String, String)>, EntryError> {
+    let text = std::fs::read_to_string(path).map_err(|e| EntryError::EnvFile {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
     Ok(parse(&text))
 }
 
@@ -147,6 +151,10 @@ mod tests {
     #[test]
     fn an_unreadable_file_is_named() {
         let err = read(Path::new("/no/such/.env")).expect_err("an error");
-        assert!(err.contains("\"/no/such/.env\""), "{err}");
+        let EntryError::EnvFile { path, .. } = &err else {
+            panic!("an envFile error: {err}")
+        };
+        assert_eq!(path, "/no/such/.env");
+        assert!(err.to_string().contains("\"/no/such/.env\""), "{err}");
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::Context;
 use super::entry::{expanded, json_kind};
+use super::entry_error::EntryError;
 
 /// How a remote server is signed in to, when it asks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -32,7 +33,7 @@ pub struct OAuthSpec {
 pub fn oauth_spec(
     obj: &Map<String, Value>,
     context: &Context,
-) -> Result<Option<OAuthSpec>, String> {
+) -> Result<Option<OAuthSpec>, EntryError> {
     let oauth = match obj.get("oauth") {
         None | Some(Value::Null) | Some(Value::Bool(true)) => {
             return Ok(Some(OAuthSpec::default()));
@@ -40,18 +41,17 @@ pub fn oauth_spec(
         Some(Value::Bool(false)) => return Ok(None),
         Some(Value::Object(oauth)) => oauth,
         Some(other) => {
-            return Err(format!(
-                "\"oauth\" must be false or an object, got {}",
-                json_kind(other)
-            ));
+            let got = json_kind(other);
+            return Err(EntryError::kind("oauth", "false or an object", got));
         }
     };
     let text = |key: &str| match oauth.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => expanded(context, &format!("oauth.{key}"), s).map(Some),
-        Some(other) => Err(format!(
-            "\"oauth.{key}\" must be a string, got {}",
-            json_kind(other)
+        Some(other) => Err(EntryError::kind(
+            format!("oauth.{key}"),
+            "a string",
+            json_kind(other),
         )),
     };
     let scopes = match oauth.get("scopes") {
@@ -60,12 +60,12 @@ pub fn oauth_spec(
             .iter()
             .map(|item| item.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
-            .ok_or("\"oauth.scopes\" must be an array of strings")?,
+            .ok_or(EntryError::Rule(
+                "\"oauth.scopes\" must be an array of strings",
+            ))?,
         Some(other) => {
-            return Err(format!(
-                "\"oauth.scopes\" must be an array of strings, got {}",
-                json_kind(other)
-            ));
+            let got = json_kind(other);
+            return Err(EntryError::kind("oauth.scopes", "an array of strings", got));
         }
     };
     let callback_port = match oauth.get("callbackPort") {
@@ -74,21 +74,24 @@ pub fn oauth_spec(
             n.as_u64()
                 .and_then(|n| u16::try_from(n).ok())
                 .filter(|n| *n > 0)
-                .ok_or("\"oauth.callbackPort\" must be a port number (1 to 65535)")?,
+                .ok_or(EntryError::Rule(
+                    "\"oauth.callbackPort\" must be a port number (1 to 65535)",
+                ))?,
         ),
         Some(other) => {
-            return Err(format!(
-                "\"oauth.callbackPort\" must be a port number, got {}",
-                json_kind(other)
-            ));
+            let got = json_kind(other);
+            return Err(EntryError::kind("oauth.callbackPort", "a port number", got));
         }
     };
     let client_credentials = match text("grantType")?.as_deref() {
         None | Some("authorization_code") => false,
         Some("client_credentials") => true,
         Some(other) => {
-            return Err(format!(
-                "\"oauth.grantType\" must be \"authorization_code\" or \"client_credentials\", got \"{other}\""
+            let expected = "\"authorization_code\" or \"client_credentials\"";
+            return Err(EntryError::kind(
+                "oauth.grantType",
+                expected,
+                format!("\"{other}\""),
             ));
         }
     };
@@ -102,12 +105,16 @@ pub fn oauth_spec(
         private_key: text("privateKey")?,
     };
     if spec.client_secret.is_some() && spec.client_id.is_none() {
-        return Err("\"oauth.clientSecret\" needs \"oauth.clientId\"".into());
+        return Err(EntryError::Rule(
+            "\"oauth.clientSecret\" needs \"oauth.clientId\"",
+        ));
     }
     if client_credentials
         && (spec.client_id.is_none() || spec.client_secret.is_none() == spec.private_key.is_none())
     {
-        return Err("\"oauth.grantType\": \"client_credentials\" needs \"oauth.clientId\" and either \"oauth.clientSecret\" or \"oauth.privateKey\"".into());
+        return Err(EntryError::Rule(
+            "\"oauth.grantType\": \"client_credentials\" needs \"oauth.clientId\" and either \"oauth.clientSecret\" or \"oauth.privateKey\"",
+        ));
     }
     Ok(Some(spec))
 }

@@ -20,7 +20,7 @@ fn spec(value: Value) -> ServerSpec {
 
 fn invalid(value: Value) -> String {
     match &config(json!({ "s": value })).servers[0].state {
-        ServerState::Invalid(reason) => reason.clone(),
+        ServerState::Invalid(error) => error.to_string(),
         other => panic!("expected an invalid server, got {other:?}"),
     }
 }
@@ -275,5 +275,35 @@ fn max_output_chars_is_a_positive_whole_number() {
     assert_eq!(
         invalid(json!({ "command": ["x"], "maxOutputChars": "big" })),
         "\"maxOutputChars\" must be a number of characters, got a string"
+    );
+}
+
+#[test]
+fn an_entry_fails_with_a_typed_error_whose_display_is_the_reason() {
+    let error = |value: Value| match &config(json!({ "s": value })).servers[0].state {
+        ServerState::Invalid(error) => error.clone(),
+        other => panic!("expected an invalid server, got {other:?}"),
+    };
+    let wrong = error(json!({ "command": ["x"], "timeout": "soon" }));
+    assert_eq!(
+        wrong,
+        EntryError::kind("timeout", "a number of milliseconds", "a string")
+    );
+    assert_eq!(
+        wrong.to_string(),
+        "\"timeout\" must be a number of milliseconds, got a string"
+    );
+    let unset = error(json!({ "url": "https://x/${TOOLNEXUS_SURELY_UNSET_VAR}" }));
+    assert_eq!(
+        unset,
+        EntryError::Unset {
+            field: "url".into(),
+            name: "TOOLNEXUS_SURELY_UNSET_VAR".into()
+        }
+    );
+    assert_eq!(error(json!(5)), EntryError::NotAnObject("a number"));
+    assert_eq!(
+        error(json!({ "type": "pipe", "command": ["x"] })),
+        EntryError::UnknownType("pipe".into())
     );
 }

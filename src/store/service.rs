@@ -100,7 +100,7 @@ impl Start {
             ServerState::Disabled => {}
             ServerState::Invalid(reason) => {
                 start.phase = Phase::Failed;
-                start.last_error = Some(reason.clone());
+                start.last_error = Some(reason.to_string());
             }
             ServerState::Enabled(spec) => {
                 start.phase = match spec.lazy || options.lazy {

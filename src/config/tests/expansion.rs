@@ -40,7 +40,7 @@ fn local(entry: Value) -> LocalSpec {
 
 fn invalid(entry: Value) -> String {
     match state_in(entry, None) {
-        ServerState::Invalid(reason) => reason,
+        ServerState::Invalid(error) => error.to_string(),
         other => panic!("expected an invalid server, got {other:?}"),
     }
 }
@@ -149,7 +149,7 @@ fn env_file_is_read_relative_to_the_config_and_env_wins() {
     let ServerState::Invalid(reason) = state_in(entry, None) else {
         panic!("a missing env file fails the server")
     };
-    assert!(reason.contains("\"server.env\""), "{reason}");
+    assert!(reason.to_string().contains("\"server.env\""), "{reason}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
