@@ -179,6 +179,32 @@ describe("background start and listing", () => {
     assert.equal(store.status(), store.status(), "nor is the status")
   })
 
+  test(
+    "an entry's tools map narrows what the store shows and runs, as in loadMcp, from its catalog too",
+    T,
+    async (t) => {
+      const catalogDir = tempDir(t)
+      const config = {
+        only: { ...local(toolsFlag(["x", "y", "z"])), tools: { x: true, z: true } },
+        except: { ...local(toolsFlag(["x", "y"])), tools: { y: false } },
+      }
+      const names = (store: McpStore) =>
+        store
+          .listTools()
+          .map((tool) => tool.name)
+          .sort()
+      const first = openStore(t, config, { catalogDir })
+      await first.listToolsAsync()
+      assert.deepEqual(names(first), ["except_x", "only_x", "only_z"])
+      const hidden = await first.callTool("only_y", {})
+      assert.equal(hidden.isError, true, "a tool the entry hides is not run")
+      await first.close()
+      // A fresh store shows its catalog's copy, narrowed the same, before its servers start.
+      const lazy = openStore(t, config, { catalogDir, lazy: true })
+      assert.deepEqual(names(lazy), ["except_x", "only_x", "only_z"])
+    },
+  )
+
   test("a config that cannot be read throws at once; a broken entry fails only its own server", T, async (t) => {
     assert.throws(() => createMcpStore("/no/such/mcp.json"), /no\/such\/mcp\.json/)
     assert.throws(() => createMcpStore({ a: { command: ["x"] } }, { waitLocalMs: -1 }), TypeError)
@@ -517,7 +543,7 @@ describe("staying current", () => {
     const heard = events.length
     await toolOf(store, "dyn_grow").execute({ name: "fourth" })
     await until("dyn_fourth listed", () => store.listTools().some((x) => x.name === "dyn_fourth"))
-    await sleep(100)
+    await sleep(100) // an absence cannot be awaited: a listener still told would have heard by now
     assert.equal(events.length, heard)
   })
 
@@ -671,7 +697,7 @@ describe("self-healing", () => {
     const exited = times("exit")
     const waits = started.slice(1).map(([, at], i) => at - exited[i]![1])
     assert.ok(waits[0]! >= 350 && waits[1]! >= 750 && waits[2]! >= 1_550, `waits from exit to restart: ${waits} ms`)
-    await sleep(1_000)
+    await sleep(1_000) // an absence cannot be awaited: no start in the second after giving up
     assert.equal(times("start").length, 4, "started again after giving up")
     assert.equal(statusOf(store, "flaky").state, "failed")
   })
@@ -857,7 +883,7 @@ describe("closing", () => {
       () => store.status(),
     )
     await store.close()
-    await sleep(2_000)
+    await sleep(2_000) // an absence cannot be awaited: twice the 1 s backoff a restart would wait out
     assert.equal(pidIn(pidsFile), undefined, "a server was started after close()")
   })
 

@@ -167,7 +167,7 @@ pub struct RemoteSpec {
     pub oauth: Option<Box<OAuthSpec>>,
 }
 
-/// The `tools` map of an entry, used by `loadMcp` only.
+/// The `tools` map of an entry: which of its server's tools `loadMcp` and a store show.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolFilter {
     All,

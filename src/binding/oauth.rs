@@ -102,7 +102,8 @@ pub fn forget_sign_in<'env>(
         let Some(url) = url else {
             return Ok(false);
         };
-        tokens.delete(&url).await.map_err(Error::from_reason)?;
+        let deleted = tokens.delete(&url).await;
+        deleted.map_err(|e| Error::from_reason(e.to_string()))?;
         Ok(true)
     })
 }

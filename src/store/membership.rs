@@ -51,6 +51,7 @@ fn register(inner: &Inner, agent: Option<&str>, local: &str, start: Start) -> Ar
         stop: CancellationToken::new(),
         supervisor: Mutex::new(None),
         slot: start.slot,
+        filter: start.filter,
         wanted: CancellationToken::new(),
         relist: Notify::new(),
     });

@@ -11,7 +11,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DEFAULT_TIMEOUT, ServerState, TransportSpec, sanitize};
+use crate::config::{DEFAULT_TIMEOUT, ServerState, ToolFilter, TransportSpec, sanitize};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::{lock, read};
 use crate::session::{Hooks, Session};
@@ -48,6 +48,9 @@ pub(super) struct Service {
     pub(super) supervisor: Mutex<Option<JoinHandle<()>>>,
     /// Where its listings are kept on disk, unless the store keeps no catalog.
     pub(super) slot: Option<Arc<Slot>>,
+    /// The entry's `tools`: which of the server's tools the store shows. Its catalog keeps
+    /// them all, as the catalog is shared by entries that differ only in it.
+    pub(super) filter: ToolFilter,
     /// Cancelled once a call or a listing needs a lazy server: then it starts.
     pub(super) wanted: CancellationToken,
     /// Told when another instance of the fleet saw this server's tools change: the
@@ -61,6 +64,14 @@ impl Service {
             &self.local
         } else {
             &self.global
+        }
+    }
+
+    /// The tools of a listing the entry's `tools` lets the store show.
+    pub(super) fn shown(&self, tools: &Arc<Vec<ListedTool>>) -> Arc<Vec<ListedTool>> {
+        match self.filter {
+            ToolFilter::All => tools.clone(),
+            _ => Arc::new(allowed(&self.filter, tools)),
         }
     }
 
@@ -80,8 +91,15 @@ pub(super) struct Start {
     pub(super) timeout: Duration,
     pub(super) max_total: Option<Duration>,
     pub(super) slot: Option<Arc<Slot>>,
-    /// The catalog's tools of its last listing, if any.
+    pub(super) filter: ToolFilter,
+    /// The catalog's tools of its last listing the entry shows, if any.
     pub(super) tools: Arc<Vec<ListedTool>>,
+}
+
+/// The tools of `tools` that `filter` allows.
+fn allowed(filter: &ToolFilter, tools: &[ListedTool]) -> Vec<ListedTool> {
+    let allowed = tools.iter().filter(|tool| filter.allows(&tool.name));
+    allowed.cloned().collect()
 }
 
 impl Start {
@@ -94,6 +112,7 @@ impl Start {
             timeout: DEFAULT_TIMEOUT,
             max_total: None,
             slot: None,
+            filter: ToolFilter::All,
             tools: Arc::default(),
         };
         match state {
@@ -115,8 +134,9 @@ impl Start {
                     .then(|| Slot::new(options.catalog.as_deref(), spec));
                 // Kept as the store keeps listings: each schema normalised already.
                 if let Some(tools) = slot.as_ref().and_then(|slot| slot.read(buffer)) {
-                    start.tools = Arc::new(tools);
+                    start.tools = Arc::new(allowed(&spec.tools, &tools));
                 }
+                start.filter = spec.tools.clone();
                 start.slot = slot.map(Arc::new);
             }
         }

@@ -55,6 +55,7 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 service.session.send_replace(Some(session.clone()));
                 let tools = normalized(tools);
                 keep(&inner, &service, &session, &tools);
+                let tools = service.shown(&tools);
                 inner.change(&service, |s| {
                     s.phase = Phase::Connected;
                     s.tools = tools;
@@ -139,6 +140,7 @@ fn keep(inner: &Inner, service: &Service, session: &Session, tools: &Arc<Vec<Lis
 fn relisted(inner: &Inner, service: &Service, session: &Session, tools: Vec<ListedTool>) {
     let tools = normalized(tools);
     keep(inner, service, session, &tools);
+    let tools = service.shown(&tools);
     inner.change(service, |s| s.tools = tools);
 }
 

@@ -132,8 +132,12 @@ pub(crate) fn adopted(
 /// Shows each listing of the catalog for its service, if that still waits for its own.
 pub(crate) fn show(inner: &Inner, listings: Found) {
     let waiting = listings.into_iter().filter(|(s, _)| awaits_listing(s));
-    inner.change_each(waiting.collect(), |state, tools| {
-        state.tools = Arc::new(tools);
+    let shown = waiting.map(|(service, tools)| {
+        let tools = service.shown(&Arc::new(tools));
+        (service, tools)
+    });
+    inner.change_each(shown.collect(), |state, tools| {
+        state.tools = tools;
         state.cached = true;
     });
 }
