@@ -175,7 +175,7 @@ describe("elicitation", () => {
     const question = new Promise<void>((resolve) => (asked = resolve))
     const waitFor = async (request: { id: string }) => {
       asked()
-      await sleep(2_500)
+      await sleep(2_500) // a person slower than the call's timeout: the duration is the point
       return { id: request.id, ok: false, reason: "declined" as const }
     }
     const source = await loadMcp({ e: { url: srv.url } }, { waitFor })

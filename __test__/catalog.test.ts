@@ -182,6 +182,7 @@ describe("lazy servers", () => {
     await store.listToolsAsync() // the catalog answers: nothing to start
     assert.deepEqual(names(store), ["files_alpha"])
     assert.equal(store.status().files.state, "lazy")
+    // An absence cannot be awaited: a process started by mistake would be there by now.
     await new Promise((resolve) => setTimeout(resolve, 300))
     assert.deepEqual(childPids(), before, "no process before the first call")
     assert.equal(server.starts().length, startsBefore)

@@ -127,7 +127,7 @@ async function assertEvents(server: Started, tool: string, expected: EraEvent["e
       .filter((e) => e.tool === tool)
       .map((e) => e.event)
   await poll(() => of().length >= expected.length, 5_000)
-  await sleep(300) // anything more would come now
+  await sleep(300) // an absence cannot be awaited: an event too many would have come by now
   assert.deepEqual(of(), expected, what)
 }
 
@@ -355,12 +355,9 @@ test(
     const inventory = await listMcpTools(config)
     const versions = Object.fromEntries(plan.map(([name]) => [name, inventory.servers[name]?.protocolVersion]))
     assert.deepEqual(versions, Object.fromEntries(plan.map(([name, kind]) => [name, kind.version])))
-    await sleep(200)
-    assert.deepEqual(
-      childPids().filter((pid) => !before.includes(pid)),
-      [],
-      "child processes left after listMcpTools",
-    )
+    const left = () => childPids().filter((pid) => !before.includes(pid))
+    await poll(() => left().length === 0, 10_000)
+    assert.deepEqual(left(), [], "child processes left after listMcpTools")
   },
 )
 

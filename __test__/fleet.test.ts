@@ -7,6 +7,7 @@ import assert from "node:assert/strict"
 import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import http from "node:http"
+import net from "node:net"
 import os from "node:os"
 import { describe, test, type TestContext } from "node:test"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -17,7 +18,7 @@ import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 import { startHttpServer } from "./fixtures/http-server.mjs"
 import { assertGone, fixture, isAlive, local, NODE, ROOT, sleep, tempDir, toolsFlag } from "./helpers.js"
 import { here } from "./liveness.js"
-import { startRedis, type Redis } from "./redis.js"
+import { encode, startRedis, type Redis } from "./redis.js"
 
 const T = { timeout: 120_000 }
 const REGISTRY = "toolnexus:default:registry"
@@ -202,6 +203,31 @@ async function closeAll(instances: Instance[]) {
 }
 
 const entryOf = (doc: any, name: string, view = "") => doc?.views?.[view]?.[name]
+
+/**
+ * The commands `redis` runs from now on, as MONITOR shows them (`"MGET" "key"`), until the
+ * test ends: what no store says, such as that it has read a key.
+ */
+async function monitor(t: TestContext, redis: Redis): Promise<string[]> {
+  const socket = net.connect({ host: "127.0.0.1", port: redis.port })
+  t.after(() => socket.destroy())
+  const commands: string[] = []
+  let partial = ""
+  await new Promise<void>((resolve, reject) => {
+    socket.once("error", reject)
+    socket.setEncoding("utf8").on("data", (data: string) => {
+      const lines = (partial + data).split("\r\n")
+      partial = lines.pop()!
+      // "+OK", then a line per command: +<time> [<db> <client>] "NAME" "arg" ...
+      for (const line of lines) {
+        if (line === "+OK") resolve()
+        else commands.push(line.slice(line.indexOf("] ") + 2))
+      }
+    })
+    socket.write(encode(["MONITOR"]))
+  })
+  return commands
+}
 
 /** A free loopback port nobody listens on (the kernel's pick for port 0, released). */
 function freePort(): Promise<number> {
@@ -389,7 +415,8 @@ describe("fleet namespaces", () => {
       "B1 to get alpha and B2 beta",
       async () => "alpha" in (await B1.status()) && "beta" in (await B2.status()),
     )
-    // Both news went out together: had one crossed over, it would be there by now.
+    // Both news went out together: had one crossed over, it would be there by now (an
+    // absence cannot be awaited).
     await sleep(300)
     assert.deepEqual(Object.keys(await B1.status()), ["alpha"])
     assert.deepEqual(Object.keys(await B2.status()), ["beta"])
@@ -696,6 +723,7 @@ describe("fleet faults: corrupt and foreign values", () => {
       () => store.status(),
     )
     const news = JSON.stringify({ from: "someone-else", registry: true })
+    const ran = await monitor(t, redis)
 
     const corruptions: Array<[string, string[][]]> = [
       ["garbage", [["SET", REGISTRY, "garbage \u0000\u00ff{"]]],
@@ -722,8 +750,17 @@ describe("fleet faults: corrupt and foreign values", () => {
     for (const [what, commands] of corruptions) {
       for (const command of commands) await redis.command(...command)
       // Other instances' news makes this one read the registry again.
+      const from = ran.length
       await redis.command("PUBLISH", "toolnexus:default:news", news)
-      await sleep(300) // time to read it: no event says it has been read; the checks below must hold after
+      await until(
+        `${what}: the store reading the registry after the news`,
+        () => {
+          const told = ran.findIndex((c, i) => i >= from && c.startsWith('"PUBLISH"') && c.includes("someone-else"))
+          return told >= 0 && ran.includes(`"MGET" "${REGISTRY}"`, told)
+        },
+        10_000,
+        () => ran.slice(from),
+      )
 
       assert.ok("one" in store.status(), `${what}: the store still has one: ${JSON.stringify(store.status())}`)
       const echo = await store.callTool("one_echo", { text: what })
@@ -1005,7 +1042,7 @@ describe("fleet sign-ins", () => {
             const result = await X.send("callTool", { name: "docs_whoami" })
             calls++
             if (result.isError) failures.push(`${X.pid}: ${JSON.stringify(result)}`)
-            await sleep(150)
+            await sleep(150) // the load's pace: a call every 150 ms from each instance
           }
         }),
       )

@@ -193,12 +193,18 @@ export function runProcess(
     timedOut = true
     child.kill("SIGKILL")
   }, opts.timeout ?? 30_000)
-  // "exit", not "close": a leaked grandchild holding the pipes must not stall the test.
   return new Promise((resolve) => {
     child.on("exit", (code, signal) => {
       clearTimeout(timer)
-      // give the pipes a moment to drain what the child wrote before exiting
-      setTimeout(() => resolve({ code, signal, stdout, stderr, timedOut, ms: Date.now() - start }), 100)
+      const ms = Date.now() - start
+      const done = () => {
+        clearTimeout(drain)
+        resolve({ code, signal, stdout, stderr, timedOut, ms })
+      }
+      // "close" comes once the pipes are drained too; a leaked grandchild holding them must
+      // not stall the test, and a second is ample to read what the child itself wrote.
+      const drain = setTimeout(done, 1_000)
+      child.on("close", done)
     })
   })
 }

@@ -18,7 +18,6 @@ import {
   readPids,
   runNode,
   SHORT_TIMEOUT,
-  sleep,
   tempDir,
   timed,
   toolNamed,
@@ -197,23 +196,31 @@ describe("memory", () => {
     // The native binding's own diagnostic (not public API), imported by URL to stay untyped.
     const { liveHandles } = (await import(new URL("../binding.js", import.meta.url).href)) as { liveHandles(): Live }
     // Earlier tests leave closed handles behind that GC has not freed yet; collect them first,
-    // so that `before` counts only handles still referenced.
+    // so that `before` counts only handles still referenced. A handle's finalizer runs after
+    // the collection that found it unreachable: each check collects, and the next check, a
+    // poll later, sees what that collection freed.
     const settle = async () => {
-      for (let last = Infinity; liveHandles()[kind] < last;) {
-        last = liveHandles()[kind]
+      let last = Infinity
+      const steady = () => {
+        const now = liveHandles()[kind]
+        if (now >= last) return true
+        last = now
         gc()
-        await sleep(50)
+        return false
       }
+      assert.ok(await poll(steady, 10_000), `${kind} handles still being freed 10 s on`)
       return liveHandles()[kind]
     }
     const before = await settle()
     // GC may free an earlier cycle's handle at any time, so only "more than before" is sure.
     const counted = () => assert.ok(liveHandles()[kind] > before, `a live ${kind} handle is not counted`)
     for (let i = 0; i < 3; i++) await cycle(counted)
-    for (let i = 0; i < 20 && liveHandles()[kind] > before; i++) {
+    const freed = () => {
+      if (liveHandles()[kind] <= before) return true
       gc()
-      await sleep(50)
+      return false
     }
+    await poll(freed, 10_000)
     assert.ok(liveHandles()[kind] <= before, `${kind} left alive after GC: ${liveHandles()[kind]} > ${before}`)
   }
 

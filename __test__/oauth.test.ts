@@ -10,7 +10,7 @@ import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
 import { createMcpStore, listMcpTools, loadMcp, type TokenStore } from "toolnexus"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
-import { runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
+import { assertCleanExit, runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -88,6 +88,7 @@ describe("signing in", () => {
 
   test("the person's time signing in does not count against the server's timeout", T, async (t) => {
     const server = await oauthServer(t)
+    // A person slower than the server's timeout: the duration is the point.
     const slowPerson = async (url: URL) => (await sleep(2_500), followToRedirect(url))
     const inv = await listMcpTools(
       { docs: { url: server.url, timeout: 1_500 } },
@@ -186,6 +187,7 @@ describe("signing in", () => {
     async (t) => {
       const server = await oauthServer(t, { scopes: ["read", "write"], challengeScope: "read", toolScope: "write" })
       let signIns = 0
+      // The step-up's person is slower than the call's timeout: the duration is the point.
       const onAuthorize = async (url: URL) => (++signIns > 1 && (await sleep(2_500)), followToRedirect(url))
       const source = await loadMcp({ docs: { url: server.url } }, { oauth: { tokenStore: memoryStore(), onAuthorize } })
       t.after(() => source.close())
@@ -356,10 +358,17 @@ describe("tokens at rest", () => {
       for (const tool of source.tools) console.log(JSON.stringify(await tool.execute({})))
       await source.close()
       const store = createMcpStore(config, { oauth: { onAuthorize } })
-      await new Promise((r) => setTimeout(r, 1500))
+      // Until both servers have connected or failed; bounded, and keeping the process up meanwhile.
+      await new Promise((resolve, reject) => {
+        const timer = setTimeout(reject, 15_000, new Error("the store was still initializing 15 s on"))
+        const settled = () => store.isInitializing() || (clearTimeout(timer), resolve())
+        store.onChange(settled)
+        settled()
+      })
       console.log(JSON.stringify(store.status()))
       await store.close()`
     const run = await runNode(script, { env })
+    assertCleanExit(run) // the script fails if its store never settles
     assert.match(run.stdout, /"good":"connected"/, run.stderr)
     assert.match(run.stdout, /"bad":"failed"/)
     const secrets = [...server.secrets, ...bad.secrets].filter((x) => x.length > 0)

@@ -163,8 +163,6 @@ process.on("exit", () => {
   for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true })
 })
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
 /** A port that was free a moment ago (the kernel's pick for port 0). */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -212,10 +210,26 @@ function urlFor(port: number, opts: RedisOptions): string {
   return `redis://${auth}127.0.0.1:${port}`
 }
 
+/** Polls `check` every 20 ms until it holds or `ms` pass. */
+async function until(check: () => Promise<boolean>, ms: number): Promise<void> {
+  for (const deadline = Date.now() + ms; !(await check()) && Date.now() < deadline;) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** Whether `port` on 127.0.0.1 can be listened on now. */
+function isFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer()
+    server.on("error", () => resolve(false))
+    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)))
+  })
+}
+
 /**
- * Spawns redis-server on `port` and waits until an (authenticated) PING answers PONG:
- * polled every 20 ms for up to 5 s. Throws with what redis printed when it exits or never
- * answers; `bindFailed` tells the caller another port may do.
+ * Spawns redis-server on `port` and waits up to 10 s for it to say it is ready to accept
+ * connections. Says what redis printed when it exits or never gets ready; `bindFailed`
+ * tells the caller another port may do.
  */
 async function spawnReady(
   bin: string,
@@ -230,31 +244,35 @@ async function spawnReady(
   ;(child.stdout as net.Socket).unref()
   ;(child.stderr as net.Socket).unref()
   let output = ""
-  const keep = (d: string) => (output = (output + d).slice(-4_000))
+  let exited = false
+  let settle!: (ready: boolean) => void
+  const ready = new Promise<boolean>((resolve) => (settle = resolve))
+  const keep = (d: string) => {
+    output = (output + d).slice(-4_000)
+    if (/ready to accept connections/i.test(output)) settle(true)
+  }
   child.stdout!.setEncoding("utf8").on("data", keep)
   child.stderr!.setEncoding("utf8").on("data", keep)
-  let exited = false
   child.on("exit", () => {
     exited = true
     running.delete(child)
+    settle(false)
   })
   child.on("error", (e) => {
     // It never ran (ENOENT, EACCES): no "exit" comes.
     exited = true
     running.delete(child)
     keep(`\n${e.message}`)
+    settle(false)
   })
-  const url = urlFor(port, opts)
-  for (const deadline = Date.now() + 5_000; Date.now() < deadline && !exited; await sleep(20)) {
-    try {
-      if ((await sendCommand(url, "PING")) === "PONG") return { child }
-    } catch {
-      // not listening yet
-    }
-  }
+  // Bounds the wait, and keeps this process up meanwhile: the child and its pipes are unref'd.
+  const timer = setTimeout(() => settle(false), 10_000)
+  const isReady = await ready
+  clearTimeout(timer)
+  if (isReady) return { child }
   await stopChild(child)
   const bindFailed = /address already in use|could not create server tcp/i.test(output)
-  const why = exited ? `exited (${child.exitCode ?? child.signalCode})` : "did not answer PING in 5 s"
+  const why = exited ? `exited (${child.exitCode ?? child.signalCode})` : "did not get ready in 10 s"
   return { error: new Error(`redis-server on port ${port} ${why}; it printed:\n${output}`), bindFailed }
 }
 
@@ -288,7 +306,7 @@ export async function startRedis(t?: TestContext, opts: RedisOptions = {}): Prom
       if ("child" in started) return { child: started.child, port }
       last = started.error
       if (!started.bindFailed) break
-      if (fixed) await sleep(100)
+      if (fixed) await until(() => isFree(fixed), 5_000)
     }
     throw last
   }

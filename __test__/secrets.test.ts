@@ -191,10 +191,21 @@ describe("secrets that servers echo are redacted", () => {
     const script = (withOnLog: boolean) => `
       import { loadMcp } from "toolnexus"
       const seen = []
-      const opts = ${withOnLog ? "{ onLog: (server, level, data) => seen.push(data) }" : "{}"}
+      // Both messages handed on: to onLog, or else printed on stderr.
+      let heard
+      const both = new Promise((resolve) => (heard = resolve))
+      const opts = ${withOnLog ? "{ onLog: (server, level, data) => seen.push(data) === 2 && heard() }" : "{}"}
+      let printed = 0
+      const write = process.stderr.write.bind(process.stderr)
+      process.stderr.write = (chunk, ...rest) => (
+        String(chunk).includes('MCP server "s" error: ') && ++printed === 2 && heard(), write(chunk, ...rest)
+      )
       const source = await loadMcp(${JSON.stringify({ s: leaky() })}, opts)
       const res = await source.tools.find((t) => t.name === "s_log").execute({})
-      await new Promise((r) => setTimeout(r, 300))
+      // Bounded, and keeping the process up meanwhile: a source alone does not.
+      const timer = setTimeout(() => heard(Promise.reject(new Error("the log messages were not handed on in 15 s"))), 15_000)
+      await both
+      clearTimeout(timer)
       await source.close()
       console.log(JSON.stringify({ output: res.output, seen }))
     `

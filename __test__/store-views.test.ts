@@ -5,7 +5,7 @@ import { describe, test, type TestContext } from "node:test"
 import v8 from "node:v8"
 import vm from "node:vm"
 import { createMcpStore, serveStoreApi, type McpStore } from "toolnexus"
-import { fixture, local, NODE, poll, sleep, toolsFlag } from "./helpers.js"
+import { fixture, local, NODE, poll, toolsFlag } from "./helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -133,13 +133,9 @@ describe("agent views the host lets go", () => {
     const kept = store.forAgent("kept")
     const dropped: Array<WeakRef<object>> = []
     for (let i = 0; i < 3; i++) dropped.push(await guest(store, `guest-${i}`))
-    // A WeakRef's target lives on until the job that made or read the ref ends: each
-    // collection runs in a job of its own.
-    for (let i = 0; i < 20 && dropped.some((ref) => ref.deref() !== undefined); i++) {
-      await sleep(50)
-      gc()
-      await sleep(50)
-    }
+    // A WeakRef's target lives on until the job that made or read the ref ends: each check
+    // collects before it reads, in a job of its own.
+    await poll(() => (gc(), dropped.every((ref) => ref.deref() === undefined)), 10_000)
     assert.equal(dropped.filter((ref) => ref.deref() !== undefined).length, 0, "a dropped agent view is still alive")
     assert.equal(store.forAgent("kept"), kept, "a view still held is not the one forAgent returns")
   })

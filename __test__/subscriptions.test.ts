@@ -13,7 +13,7 @@ import { after, before, describe, test, type TestContext } from "node:test"
 import { createMcpStore, loadMcp, type McpStoreView, type ServerConfig } from "toolnexus"
 import { COUNTER, SECRET, startSubscribeV1Http } from "./fixtures/subscribe-v1.mjs"
 import { startSubscribeV2Http } from "./fixtures/subscribe-v2.mjs"
-import { fixture, NODE, openSource, poll, runNode, sleep, tempDir, toolNamed } from "./helpers.js"
+import { fixture, NODE, openSource, poll, runNode, tempDir, toolNamed } from "./helpers.js"
 
 type Update = { server: string; uri: string; [key: string]: unknown }
 
@@ -46,6 +46,16 @@ function collector() {
       assert.ok(await poll(() => updates.length >= n, 20_000), `${updates.length} of ${n} updates came`)
     },
   }
+}
+
+/**
+ * Bumps the counter through `view`, one call after another, until `c` has more than `before`
+ * updates: a new session subscribes on its own, and only an update shows that it has.
+ */
+async function bumpUntilHeard(view: McpStoreView, c: ReturnType<typeof collector>, before: number) {
+  for (const deadline = Date.now() + 20_000; c.updates.length <= before && Date.now() < deadline;)
+    await view.callTool("sub_bump", {})
+  assert.ok(c.updates.length > before, `no update after ${before}`)
 }
 
 const eras: Array<[string, () => ServerConfig, boolean]> = [
@@ -147,11 +157,7 @@ describe("resource subscriptions, whatever the era", () => {
       await store.callTool("sub_crash", {})
       const restarted = () => store.status().sub?.state === "connected" && store.status().sub.restarts === 1
       assert.ok(await poll(restarted, 20_000), JSON.stringify(store.status()))
-      // The new session subscribes on its own; bumps until it has.
-      for (let i = 0; i < 100 && c.updates.length === 0; i++) {
-        await store.callTool("sub_bump", {})
-        await sleep(100)
-      }
+      await bumpUntilHeard(store, c, 0)
       assert.deepEqual(c.updates[0], { server: "sub", uri: COUNTER })
       await unsubscribe()
     })
@@ -161,22 +167,14 @@ describe("resource subscriptions, whatever the era", () => {
       const c = collector()
       const unsubscribe = await store.subscribeResource("sub", COUNTER, c.onUpdate)
       const connected = () => store.status().sub?.state === "connected"
-      /** Bumps the counter until one more update than `before` came. */
-      const heard = async (before: number) => {
-        for (let i = 0; i < 100 && c.updates.length <= before; i++) {
-          await store.callTool("sub_bump", {}).catch(() => {})
-          await sleep(100)
-        }
-        assert.ok(c.updates.length > before, `no update after ${before}`)
-      }
       const entry: ServerConfig = server()
       store.updateServer("sub", { ...entry, env: { ...entry.env, REPLACED: "1" } })
       assert.ok(await poll(connected, 20_000), JSON.stringify(store.status()))
-      await heard(0)
+      await bumpUntilHeard(store, c, 0)
       assert.equal(store.removeServer("sub"), true)
       store.addServers({ sub: server() })
       assert.ok(await poll(connected, 20_000), JSON.stringify(store.status()))
-      await heard(c.updates.length)
+      await bumpUntilHeard(store, c, c.updates.length)
       assert.deepEqual(c.updates.at(-1), { server: "sub", uri: COUNTER })
       await unsubscribe()
     })

@@ -67,6 +67,7 @@ for (const transport of ["stdio", "http"] as const) {
     const { source, lines } = await open(t)
     const abort = new AbortController()
     const running = toolNamed(source, "r_endless").execute({}, { signal: abort.signal })
+    // A fixed wait: no event shows the call has become a task (the refserver logs only cancels).
     setTimeout(() => abort.abort(), 100)
     const result = await running
     assert.equal(result.output, 'MCP server "r": tools/call "endless" was aborted')

@@ -68,9 +68,20 @@ describe("control characters from servers are neutralised on stderr", () => {
   test("the default log printer", T, async () => {
     const run = await runNode(`
       import { loadMcp } from "toolnexus"
+      // Both messages printed on stderr.
+      let heard
+      const both = new Promise((resolve) => (heard = resolve))
+      let printed = 0
+      const write = process.stderr.write.bind(process.stderr)
+      process.stderr.write = (chunk, ...rest) => (
+        String(chunk).includes('MCP server "s" error: ') && ++printed === 2 && heard(), write(chunk, ...rest)
+      )
       const source = await loadMcp(${JSON.stringify({ s: leaky(`--say=${HOSTILE}`) })})
       await source.tools.find((t) => t.name === "s_log").execute({})
-      await new Promise((r) => setTimeout(r, 300))
+      // Bounded, and keeping the process up meanwhile: a source alone does not.
+      const timer = setTimeout(() => heard(Promise.reject(new Error("the log messages were not printed in 15 s"))), 15_000)
+      await both
+      clearTimeout(timer)
       await source.close()
     `)
     assertCleanExit(run)

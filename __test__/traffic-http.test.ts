@@ -87,7 +87,7 @@ describe("progress over streamable HTTP", { timeout: 30_000 }, () => {
       rec.settle()
       assertOk(res, "progress done: 6")
       assertProgressSteps(fixture.events, rec.seen, 6)
-      await sleep(200)
+      await sleep(200) // an absence cannot be awaited: a late progress would have come by now
       assert.deepEqual(rec.afterSettle, [], "onProgress was called after the call settled")
     })
   })
@@ -104,7 +104,7 @@ describe("logging over streamable HTTP", { timeout: 30_000 }, () => {
     await withHttp({ onLog }, async (source) => {
       assertOk(await toolNamed(source, `${SERVER}_log`).execute({ entries }), `logged ${entries.length}`)
       await poll(() => logs.length >= entries.length, 5_000)
-      await sleep(100)
+      await sleep(100) // an absence cannot be awaited: an entry too many would have come by now
       assert.deepEqual(
         logs,
         entries.map((e) => ({ server: SERVER, ...e })),
@@ -127,7 +127,7 @@ describe("cancellation over streamable HTTP", { timeout: 30_000 }, () => {
         cancelMs: 5_000,
       })
       assert.ok(!res.output.includes("late:"), `the server's answer after the cancel leaked in: ${res.output}`)
-      await sleep(100)
+      await sleep(100) // an absence cannot be awaited: a second cancel would have come by now
       assert.equal(fixture.events.filter((e) => e.event === "cancelled").length, 1, "exactly one request was cancelled")
 
       // The neighbour is untouched and the session keeps working.

@@ -119,7 +119,7 @@ describe("time waiting for a person is not a timeout", { timeout: 30_000 }, () =
     let calls = 0
     const waitFor = async (request: Request): Promise<Answer> => {
       calls++
-      await sleep(ms)
+      await sleep(ms) // a person who takes this long: the duration is the point
       return { id: request.id, ok: true, data: { answer: "after a while" } }
     }
     return { waitFor, calls: () => calls }
@@ -169,7 +169,7 @@ describe("progress", { timeout: 30_000 }, () => {
       rec.settle()
       assertOk(res, "progress done: 6")
       assertProgressSteps(events(record), rec.seen, 6)
-      await sleep(300)
+      await sleep(300) // an absence cannot be awaited: a late progress would have come by now
       assert.deepEqual(rec.afterSettle, [], "onProgress was called after the call settled")
     })
   })
@@ -235,7 +235,7 @@ describe("progress", { timeout: 30_000 }, () => {
       assertOk(res, "answered early")
       const sent = await waitForTraffic(record, (e) => e.event === "late-progress-sent")
       assert.ok(sent, "the fixture never finished sending its late progress")
-      await sleep(300)
+      await sleep(300) // an absence cannot be awaited: what the fixture sent would have come by now
       // The one sent before the answer arrives; the five after it never do.
       assert.deepEqual(rec.seen, [{ progress: 1, message: "before" }])
       assert.deepEqual(rec.afterSettle, [])
@@ -296,7 +296,7 @@ describe("logging", { timeout: 30_000 }, () => {
       assertOk(await toolNamed(source, "beta_log").execute({ entries: entriesB }), "logged 1")
       const total = entriesA.length + entriesB.length
       await poll(() => logs.length >= total, 5_000)
-      await sleep(100)
+      await sleep(100) // an absence cannot be awaited: an entry too many would have come by now
       assert.deepEqual(
         logs.filter((l) => l.server === "alpha"),
         entriesA.map((e) => ({ server: "alpha", ...e })),
@@ -315,13 +315,21 @@ import { loadMcp } from "toolnexus"
 const levels = ${JSON.stringify(LEVELS)}
 const entries = levels.map((level) => ({ level, data: "marker-" + level + "-7f3" }))
 const seen = []
-const opts = ${withOnLog ? "{ onLog: (server, level, data) => seen.push([server, level, data]) }" : "{}"}
+// The last entry, emergency, handed on: to onLog, or else printed on stderr.
+let heard
+const last = new Promise((resolve) => (heard = resolve))
+const opts = ${withOnLog ? '{ onLog: (server, level, data) => (seen.push([server, level, data]), level === "emergency" && heard()) }' : "{}"}
+const write = process.stderr.write.bind(process.stderr)
+process.stderr.write = (chunk, ...rest) => (String(chunk).includes("marker-emergency-") && heard(), write(chunk, ...rest))
 const source = await loadMcp({ srv: { command: ${JSON.stringify([NODE, fixture("traffic-server.mjs")])} } }, opts)
 try {
   const tool = source.tools.find((t) => t.name === "srv_log")
   const res = await tool.execute({ entries })
   if (res.isError || res.output !== "logged " + entries.length) throw new Error("log call failed: " + JSON.stringify(res))
-  await new Promise((r) => setTimeout(r, 500))
+  // Bounded, and keeping the process up meanwhile: a source alone does not.
+  const timer = setTimeout(() => heard(Promise.reject(new Error("the emergency entry was not handed on in 15 s"))), 15_000)
+  await last
+  clearTimeout(timer)
 } finally {
   await source.close()
 }

@@ -21,6 +21,6 @@ test("a ttlMs of 0 (not cacheable) does not make the store re-list unasked", asy
   t.after(() => store.close())
   const listed = () => store.listTools().map((tool) => tool.name)
   assert.ok(await poll(() => listed().includes("s_t1"), 10_000), `never listed: ${listed()}`)
-  await sleep(2_000)
+  await sleep(2_000) // an absence cannot be awaited: twice the ttlMs after which the first test re-lists
   assert.deepEqual(listed(), ["s_t1"])
 })
