@@ -138,6 +138,13 @@ export interface Tool {
    * Frozen, and not enumerable: `Object.keys(tool)` and `JSON.stringify` leave it out.
    */
   readonly metadata?: { readonly server: string; readonly tool: string; readonly clientId?: string }
+  /**
+   * MCP Apps: `["app"]` on a tool whose `_meta.ui.visibility` does not name `"model"`, which
+   * only an app's view may see and call. Such tools are in no list meant for a model
+   * (`tools`, `searchTools`, `metaTools`, `modelTools`, the adapters), only in `appTools`;
+   * the adapters and meta-tools refuse to pass them on or run them for a model.
+   */
+  visibility?: readonly ("model" | "app")[]
   /** Runs the tool. Never rejects: transport failures, timeouts and aborts become `isError` results. */
   execute(args: Record<string, unknown>, ctx?: ToolContext): Promise<ToolResult>
 }
@@ -147,6 +154,8 @@ export interface ToolInfo {
   name: string
   description: string
   inputSchema: JSONSchema
+  /** `["app"]` when only an app's view may see it (see {@link Tool.visibility}). */
+  visibility?: readonly ("model" | "app")[]
 }
 
 /** What {@link listMcpTools} reports of one server, for doctors such as `toolnexus list`. */
@@ -190,6 +199,12 @@ export interface McpSource {
   status: Record<string, McpStatus>
   /** Ends every connection and kills every child process tree. Idempotent; always call it. */
   close(): Promise<void>
+  /**
+   * The tools only an app's view may see and call (MCP Apps' `_meta.ui.visibility`
+   * without `"model"`), each with `visibility: ["app"]`; never in {@link tools}. Not
+   * enumerable.
+   */
+  readonly appTools: Tool[]
   /**
    * The tools of {@link tools} that match `query` best, best first (BM25 over names split
    * on `_`, `-`, `.` and case, titles, descriptions and parameter names). Synchronous,
@@ -707,6 +722,12 @@ export interface McpStoreView {
   tools(): StoreTool[]
   /** {@link tools} after the same bounded wait as {@link listToolsAsync}. */
   toolsAsync(): Promise<StoreTool[]>
+  /**
+   * Handles for the view's tools only an app's view may see and call (MCP Apps'
+   * `_meta.ui.visibility` without `"model"`), each with `visibility: ["app"]`: in neither
+   * {@link listTools} nor {@link tools}. {@link callTool} runs them too.
+   */
+  appTools(): StoreTool[]
   /**
    * Runs the tool called `name` in this view. Never rejects: an unknown name, like any
    * failure, is an `isError` result. A call to a `reconnecting` service waits for it

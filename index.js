@@ -12,6 +12,7 @@ import { PRINTS_FAILURES, report } from "./js/notices.js"
 import { withOffers } from "./js/offers.js"
 import { bridgeState, tellUnsharedSignIns } from "./js/state.js"
 import { fromNative } from "./js/errors.js"
+import { APP_ONLY } from "./js/visibility.js"
 
 const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
 import { lazyExtras } from "./js/tool-extra.js"
@@ -57,9 +58,10 @@ export async function listMcpTools(input, opts) {
     const withExtra = lazyExtras((index) => handle.toolExtra(server, index))
     // New objects: JSON.parse's own would turn into slow dictionaries here.
     for (let i = 0; i < list.length; i++) {
-      const { name, description, extra } = list[i]
+      const { name, description, extra, app } = list[i]
       list[i] = withSchema({ name, description }, i)
       if (extra) withExtra(list[i], i, extra)
+      if (app) list[i].visibility = APP_ONLY
     }
   }
   // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
@@ -80,11 +82,16 @@ export async function loadMcp(input, opts) {
   const { tools, status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)
+  const loaded = loadedTools(handle, calls, tools)
+  // Those only an app's view may see come last (see `Source::name_tools`).
+  const models = loaded.findIndex((tool) => tool.visibility === APP_ONLY)
   const source = {
-    tools: loadedTools(handle, calls, tools),
+    tools: models < 0 ? loaded : loaded.slice(0, models),
     status,
     close: () => handle.close(),
   }
+  // Not enumerable, as the other methods: the source's own keys stay the contract's.
+  Object.defineProperty(source, "appTools", { value: models < 0 ? [] : loaded.slice(models) })
   const ask = (server, kind, params) => handle.ask(server, kind, params)
   withSearch(source, (query, limit) => handle.searchTools(query, limit))
   const subscribe = (server, uri, onText) => handle.subscribeResource(server, uri, onText)
@@ -142,13 +149,13 @@ function loadedTools(handle, calls, tools) {
     setSchema: (index, value) => (schemas[index] = value),
     members: withExtra,
   })
-  return tools.map(({ name, description, server, tool, maxOutputChars, extra }, index) => {
+  return tools.map(({ name, description, server, tool, maxOutputChars, extra, app }, index) => {
     if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
     const metadata = resultMetadata.get(server)
     const execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
     // The server's `maxOutputChars`, for the adapters, only when configured.
     const origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
-    return make(index, { name, description, extra, execute }, origin)
+    return make(index, { name, description, extra, own: app ? { visibility: APP_ONLY } : undefined, execute }, origin)
   })
 }
 

@@ -3,6 +3,7 @@
 // ordinary Tools, so any framework adapter takes them as it takes the others.
 import { defineTool } from "./define-tool.js"
 import { invalidArgument } from "./errors.js"
+import { appOnlyRefusal, forModel } from "./visibility.js"
 
 /** Schema text above this many characters in all makes `auto` hand out the meta-tools. */
 export const DEFAULT_MAX_SCHEMA_CHARS = 32_000
@@ -19,9 +20,14 @@ function oneLine(text, max = 160) {
 
 /**
  * The meta-tools over a listing. `search(query, limit)` returns Tools, best first;
- * `find(name)` returns the Tool of that name, if there is one.
+ * `find(name)` returns the Tool of that name, if there is one; one only an app's view may
+ * call is refused, naming the rule.
  */
-export function metaTools({ search, find }) {
+export function metaTools({ search, find: findAny }) {
+  const find = (name) => {
+    const tool = findAny(name)
+    return tool && !forModel(tool) ? { refused: appOnlyRefusal(name) } : tool
+  }
   const unknown = (name) => ({
     output: `no tool named ${JSON.stringify(name)}; search_tools finds the names`,
     isError: true,
@@ -65,6 +71,7 @@ export function metaTools({ search, find }) {
       run: ({ name }) => {
         const tool = find(String(name ?? ""))
         if (!tool) return unknown(name)
+        if (tool.refused) return tool.refused
         return JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })
       },
     }),
@@ -84,6 +91,7 @@ export function metaTools({ search, find }) {
       run: (args, ctx) => {
         const tool = find(String(args.name ?? ""))
         if (!tool) return unknown(args.name)
+        if (tool.refused) return tool.refused
         return tool.execute(args.arguments ?? {}, ctx)
       },
     }),
@@ -126,7 +134,8 @@ export function searchLimit(query, opts) {
 export function withSearch(source, search) {
   const { tools } = source
   let byName, meta, chars
-  const find = (name) => (byName ??= new Map(tools.map((tool) => [tool.name, tool]))).get(name)
+  const named = () => new Map([...source.appTools, ...tools].map((tool) => [tool.name, tool]))
+  const find = (name) => (byName ??= named()).get(name)
   const searchTools = (query, opts) => search(query, searchLimit(query, opts)).map((index) => tools[index])
   const methods = {
     searchTools,

@@ -13,6 +13,7 @@ import { Listed } from "./listed.js"
 import { bridgeOAuth } from "./oauth.js"
 import { bridgeState, tellUnsharedSignIns } from "./state.js"
 import { fromNative, invalidArgument } from "./errors.js"
+import { APP_ONLY } from "./visibility.js"
 
 const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
 
@@ -60,6 +61,7 @@ class View {
   #agent
   // Caches, each valid while the view's revision equals theirs.
   #list = { revision: -1, listing: undefined, infos: [], tools: undefined }
+  #apps = { revision: -1, tools: [] }
   // How this view's tools start and abort native calls, keyed by service name (see `runToolCall`).
   #caller = {
     start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task) =>
@@ -88,9 +90,12 @@ class View {
 
   #current() {
     const revision = this._revision()
-    const list = this.#list
-    if (list.revision === revision) return list
-    const listing = this.#native.listTools(this.#agent)
+    if (this.#list.revision !== revision) this.#list = this.#read(this.#native.listTools(this.#agent), revision)
+    return this.#list
+  }
+
+  /** A native listing as the view keeps it: an entry per tool, its handles made when asked for. */
+  #read(listing, revision) {
     // Flat arrays (see `NativeListing.json`): an array per tool was a fifth of the garbage
     // a large listing leaves.
     const { groups, tools, extras } = JSON.parse(listing.json())
@@ -114,8 +119,7 @@ class View {
         targets[i] = tools[3 * i + 2]
       }
     }
-    this.#list = { revision, listing, infos, targets, extraKeys, tools: undefined }
-    return this.#list
+    return { revision, listing, infos, targets, extraKeys, tools: undefined }
   }
 
   /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
@@ -180,7 +184,7 @@ class View {
     return this.#handles(this.#current()).slice()
   }
 
-  #handles(list) {
+  #handles(list, own) {
     if (list.tools) return list.tools
     const calls = queues.get(this.#native)
     // What every tool of a service shares, made once per service.
@@ -189,7 +193,7 @@ class View {
       let shared = services.get(serviceName)
       if (!shared) {
         const metadata = Object.freeze({ server: serviceName, clientId })
-        shared = { metadata, own: { serviceName, clientId } }
+        shared = { metadata, own: { serviceName, clientId, ...own } }
         services.set(serviceName, shared)
       }
       return shared
@@ -198,6 +202,16 @@ class View {
     const target = (info, i) => list.targets[i] ?? info.name.slice(info.serviceName.length + 1)
     list.tools = list.infos.map((info, i) => this.#tool(info, target(info, i), list.extraKeys[i], calls, service(info)))
     return list.tools
+  }
+
+  /** Handles for this view's tools only an app's view may see and call: in no model-facing list. */
+  appTools() {
+    const revision = this._revision()
+    if (this.#apps.revision !== revision) {
+      const list = this.#read(this.#native.listAppTools(this.#agent), revision)
+      this.#apps = { revision, tools: this.#handles(list, { visibility: APP_ONLY }) }
+    }
+    return this.#apps.tools.slice()
   }
 
   /** Like `tools()`, after the same bounded wait as `listToolsAsync()`. */
@@ -225,7 +239,7 @@ class View {
   metaTools() {
     this.#meta ??= metaTools({
       search: (query, limit) => this.searchTools(query, { limit }),
-      find: (name) => this.#byName().get(name),
+      find: (name) => this.#byName().get(name) ?? this.appTools().find((tool) => tool.name === name),
     })
     return this.#meta.slice()
   }
@@ -256,7 +270,9 @@ class View {
 
   /** Runs the tool named `name` in this view; an unknown name is an error result. */
   async callTool(name, args, ctx) {
-    const tool = this.tools().find((t) => t.name === name)
+    // The host's own call: a tool only an app's view may see is the host's to run too.
+    const named = (t) => t.name === name
+    const tool = this.tools().find(named) ?? this.appTools().find(named)
     if (tool) return tool.execute(args, ctx)
     const where = this.#agent === null ? "the store" : `agent "${this.#agent}"`
     return { output: `no tool "${name}" in ${where}`, isError: true, metadata: { code: "TOOLNEXUS_UNKNOWN_TOOL" } }

@@ -142,6 +142,9 @@ struct Described<'a> {
     description: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     extra: Option<Vec<&'static str>>,
+    /// Only an app's view may see it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    app: bool,
 }
 
 /// Each server's tools, `{ name, description }`, serialised from the listing itself.
@@ -161,6 +164,7 @@ impl serde::Serialize for Tools<'_> {
                     name: &t.name,
                     description: t.description.as_deref().unwrap_or_default(),
                     extra: t.extra_keys(),
+                    app: t.app_only(),
                 })
                 .collect();
             map.serialize_entry(server, &described)?;

@@ -363,17 +363,17 @@ impl Source {
     /// The positions in `tools` of those that match `query` best, best first, at most `limit`.
     pub fn search_tools(&self, query: &str, limit: usize) -> Vec<usize> {
         let index = self.search.get_or_init(|| {
-            Index::build(self.tools.iter().map(|tool| Doc {
-                name: &tool.name,
-                title: tool.listed.title.as_deref(),
-                description: tool.listed.description.as_deref().unwrap_or_default(),
-                input_schema: tool.listed.input_schema.get(),
-            }))
+            Index::build(
+                self.tools
+                    .iter()
+                    .map(|tool| Doc::of(&tool.name, &tool.listed)),
+            )
         });
         index.search(query, limit)
     }
 
-    /// Gives every tool its provider-safe name, unique within the source.
+    /// Gives every tool its provider-safe name, unique within the source, and puts the
+    /// tools only an app's view may see after the rest: the model's are the first ones.
     fn name_tools(&mut self) {
         let sessions = &self.sessions;
         let pairs = self
@@ -384,9 +384,9 @@ impl Source {
         for (tool, name) in self.tools.iter_mut().zip(names) {
             tool.name = name;
         }
+        self.tools.sort_by_key(|tool| tool.listed.app_only());
     }
 
-    /// Closes every session in parallel. Idempotent.
     /// Ends every call in flight and refuses later ones, at once (see `Session::end_calls`).
     pub fn end_calls(&self) {
         for session in &self.sessions {
@@ -394,6 +394,7 @@ impl Source {
         }
     }
 
+    /// Closes every session in parallel. Idempotent.
     pub async fn close(&self) {
         in_parallel(
             self.sessions

@@ -25,6 +25,7 @@ pub mod store;
 pub mod tool_names;
 pub mod tool_result;
 pub mod transport;
+pub mod visibility;
 
 #[cfg(feature = "node")]
 mod binding;

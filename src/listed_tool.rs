@@ -32,6 +32,8 @@ pub struct Extra {
     pub keys: u8,
     /// Its `outputSchema`, which every structured result of the tool is checked against.
     pub output_schema: Option<Arc<OutputSchema>>,
+    /// Whether its `_meta` keeps it from the model (see `visibility`).
+    pub app_only: bool,
 }
 
 /// The optional members of a listed tool that reach hosts as sent.
@@ -184,10 +186,12 @@ impl ToolView<'_> {
         out.push('}');
         let json = RawValue::from_string(out).ok()?;
         let output_schema = self.output_schema.map(OutputSchema::new);
+        let app_only = self.meta.is_some_and(crate::visibility::app_only);
         Some(Extra {
             json,
             keys,
             output_schema,
+            app_only,
         })
     }
 }

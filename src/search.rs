@@ -11,6 +11,8 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use crate::listed_tool::ListedTool;
+
 const K1: f32 = 1.2;
 const B: f32 = 0.75;
 
@@ -31,6 +33,27 @@ pub struct Doc<'a> {
     pub description: &'a str,
     /// The input schema's JSON text: its `properties` give the parameter names.
     pub input_schema: &'a str,
+}
+
+impl<'a> Doc<'a> {
+    /// The document of tool `tool` named `name`; empty for a tool only an app's view may
+    /// see, so that no search finds it for a model.
+    pub fn of(name: &'a str, tool: &'a ListedTool) -> Doc<'a> {
+        match tool.app_only() {
+            true => Doc {
+                name: "",
+                title: None,
+                description: "",
+                input_schema: "{}",
+            },
+            false => Doc {
+                name,
+                title: tool.title.as_deref(),
+                description: tool.description.as_deref().unwrap_or_default(),
+                input_schema: tool.input_schema.get(),
+            },
+        }
+    }
 }
 
 /// The index, flat: term `i`'s postings are `docs[starts[i]..starts[i + 1]]` with their

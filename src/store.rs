@@ -40,6 +40,7 @@ use self::service::{Inner, Members, Service, State};
 use crate::code::Code;
 use crate::config::McpConfig;
 use crate::inventory::in_parallel;
+use crate::listed_tool::ListedTool;
 use crate::lock::{lock, write};
 use crate::session::Hooks;
 use crate::state::Shared;
@@ -236,10 +237,20 @@ impl Store {
 
     /// The tools of a view (`None`: the store view), from memory.
     pub fn list_tools(&self, agent: Option<&str>) -> Listing {
+        self.listing(agent, |state| &state.tools)
+    }
+
+    /// The view's tools that only an app's view may see and call (MCP Apps' visibility):
+    /// no model-facing list has them.
+    pub fn list_app_tools(&self, agent: Option<&str>) -> Listing {
+        self.listing(agent, |state| &state.app_tools)
+    }
+
+    fn listing(&self, agent: Option<&str>, tools: fn(&State) -> &Arc<Vec<ListedTool>>) -> Listing {
         let groups = self.view(agent).into_iter().map(|service| Group {
             service_name: service.view_name(agent).to_owned(),
             client_id: service.client_id(),
-            tools: service.state.borrow().tools.clone(),
+            tools: tools(&service.state.borrow()).clone(),
         });
         Listing::new(groups.collect())
     }

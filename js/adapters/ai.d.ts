@@ -2,7 +2,7 @@ import type { ToolSet } from "ai"
 
 import type { SchemaProfile, StoreTool, Tool } from "../../index.d.ts"
 
-export interface AiToolsOptions {
+export interface AiToolsOptions<T = Tool | StoreTool> {
   /**
    * The schema profile of the model's provider. Default: taken from `model.provider`
    * (`openai`, `anthropic`, `google`) when `model` is given, else `"portable"`.
@@ -16,6 +16,14 @@ export interface AiToolsOptions {
    * @default 100000
    */
   maxOutputChars?: number
+  /**
+   * Tools the provider's own tool search loads on demand: `true` for every tool, or a
+   * function picking them. Sets `providerOptions` `{ anthropic: { deferLoading: true },
+   * openai: { deferLoading: true } }` on each; add the provider's search tool to the set
+   * yourself (`anthropic.tools.toolSearchRegex_20251119()`, `openai.tools.toolSearch()`).
+   * @default false
+   */
+  defer?: boolean | ((tool: T) => boolean)
 }
 
 /**
@@ -23,4 +31,4 @@ export interface AiToolsOptions {
  * The AI SDK's abort signal reaches each call; images and audio reach the model as file
  * parts; an error result is error text, never a throw.
  */
-export function aiTools(tools: readonly (Tool | StoreTool)[], opts?: AiToolsOptions): ToolSet
+export function aiTools<T extends Tool | StoreTool>(tools: readonly T[], opts?: AiToolsOptions<T>): ToolSet

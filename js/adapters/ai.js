@@ -3,6 +3,8 @@ import { jsonSchema } from "ai"
 
 import { profiled } from "../provider-schema.js"
 import { outputLimit, resultParts } from "./results.js"
+import { deferral } from "./defer.js"
+import { forModel } from "../visibility.js"
 
 /** AI SDK provider ids (`model.provider`'s first segment) to schema profiles. */
 const PROVIDER_PROFILES = {
@@ -21,14 +23,21 @@ function profileFor(opts) {
 
 export function aiTools(tools, opts) {
   const profile = profileFor(opts)
+  const defer = deferral(opts)
   const set = {}
-  for (const tool of tools) {
+  // A tool only an app's view may see is no model's (MCP Apps' visibility rule).
+  for (const tool of tools.filter(forModel)) {
     const made = profiled(tool, profile)
     const limit = outputLimit(tool, opts)
     set[tool.name] = {
       description: tool.description,
       inputSchema: jsonSchema(made.schema),
       ...(profile === "openai-strict" ? { strict: made.strict } : {}),
+      // Each AI SDK provider reads only its own key, so both are set whatever the model.
+      // Not the tool's own `deferLoading`: that is the AI SDK's client-side toolSearch().
+      ...(defer?.(tool)
+        ? { providerOptions: { anthropic: { deferLoading: true }, openai: { deferLoading: true } } }
+        : {}),
       execute: (input, options) => tool.execute(made.restore(input), { signal: options?.abortSignal }),
       toModelOutput: ({ output }) => modelOutput(output, limit),
     }

@@ -4,6 +4,24 @@ export interface AnthropicTool {
   name: string
   description: string
   input_schema: JSONSchema & { type: "object" }
+  /** Set for a tool `defer` picked: Claude loads it only when the tool search tool finds it. */
+  defer_loading?: true
+}
+
+/** Anthropic's server-side tool search tool, added when at least one tool is deferred. */
+export type AnthropicToolSearchTool =
+  | { type: "tool_search_tool_regex_20251119"; name: "tool_search_tool_regex" }
+  | { type: "tool_search_tool_bm25_20251119"; name: "tool_search_tool_bm25" }
+
+export interface AnthropicToolsOptions<T = Tool | StoreTool> {
+  /**
+   * Tools Claude's tool search loads on demand (`defer_loading: true`): `true` for every
+   * tool, or a function picking them. When any is deferred, the tool search tool is added.
+   * @default false
+   */
+  defer?: boolean | ((tool: T) => boolean)
+  /** The tool search tool added: `"regex"` (Claude writes regular expressions) or `"bm25"` (natural language). @default "regex" */
+  search?: "regex" | "bm25"
 }
 
 export type ToolResultBlockContent =
@@ -26,7 +44,15 @@ export interface RunAnthropicToolUsesOptions {
 }
 
 /** Tools as Messages API `tools` (schemas made with the `anthropic` profile). */
-export function anthropicTools(tools: readonly (Tool | StoreTool)[]): AnthropicTool[]
+export function anthropicTools<T extends Tool | StoreTool>(
+  tools: readonly T[],
+  opts?: AnthropicToolsOptions<T> & { defer?: false },
+): AnthropicTool[]
+/** Tools as Messages API `tools`, the deferred ones followed by the tool search tool. */
+export function anthropicTools<T extends Tool | StoreTool>(
+  tools: readonly T[],
+  opts?: AnthropicToolsOptions<T>,
+): (AnthropicTool | AnthropicToolSearchTool)[]
 
 /**
  * Runs the `tool_use` blocks of a response's `content`, in parallel, and resolves with their

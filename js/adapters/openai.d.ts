@@ -1,6 +1,6 @@
 import type { JSONSchema, StoreTool, Tool } from "../../index.d.ts"
 
-export interface OpenAIToolsOptions {
+export interface OpenAIToolsOptions<T = Tool | StoreTool> {
   /** Which API the tools are for. @default "responses" */
   api?: "chat" | "responses"
   /**
@@ -8,6 +8,12 @@ export interface OpenAIToolsOptions {
    * schema strict mode cannot express is sent with `strict: false`. @default true
    */
   strict?: boolean
+  /**
+   * Responses only: tools OpenAI's tool search loads on demand (`defer_loading: true`),
+   * `true` for every tool or a function picking them. When any is deferred, the
+   * `tool_search` tool is added. With `api: "chat"` it throws. @default false
+   */
+  defer?: boolean | ((tool: T) => boolean)
 }
 
 export interface ChatFunctionTool {
@@ -21,6 +27,13 @@ export interface ResponsesFunctionTool {
   description: string
   parameters: JSONSchema
   strict: boolean
+  /** Set for a tool `defer` picked: the model loads it only when tool search finds it. */
+  defer_loading?: true
+}
+
+/** OpenAI's hosted tool search, added when at least one tool is deferred. */
+export interface ResponsesToolSearchTool {
+  type: "tool_search"
 }
 
 /** A Chat message's tool call; custom tool calls are left alone. */
@@ -62,11 +75,19 @@ export interface RunOpenAIToolCallsOptions {
   maxOutputChars?: number
 }
 
-export function openaiTools(
-  tools: readonly (Tool | StoreTool)[],
-  opts: OpenAIToolsOptions & { api: "chat" },
+export function openaiTools<T extends Tool | StoreTool>(
+  tools: readonly T[],
+  opts: OpenAIToolsOptions<T> & { api: "chat"; defer?: false },
 ): ChatFunctionTool[]
-export function openaiTools(tools: readonly (Tool | StoreTool)[], opts?: OpenAIToolsOptions): ResponsesFunctionTool[]
+export function openaiTools<T extends Tool | StoreTool>(
+  tools: readonly T[],
+  opts?: OpenAIToolsOptions<T> & { defer?: false },
+): ResponsesFunctionTool[]
+/** Responses tools, the deferred ones followed by the `tool_search` tool. */
+export function openaiTools<T extends Tool | StoreTool>(
+  tools: readonly T[],
+  opts?: OpenAIToolsOptions<T> & { api?: "responses" },
+): (ResponsesFunctionTool | ResponsesToolSearchTool)[]
 
 /**
  * Runs a Chat message's `tool_calls` (resolving with `tool` messages) or the `function_call`

@@ -3,6 +3,8 @@
 import { profiled } from "../provider-schema.js"
 import { byName, outputLimit, parseArguments, refused, resultParts, textOnly } from "./results.js"
 import { invalidArgument } from "../errors.js"
+import { deferral } from "./defer.js"
+import { appOnlyRefusal, forModel } from "../visibility.js"
 
 const profileOf = (opts) => (opts?.strict === false ? "openai" : "openai-strict")
 
@@ -16,11 +18,17 @@ function api(opts) {
 export function openaiTools(tools, opts) {
   const which = api(opts)
   const profile = profileOf(opts)
-  return tools.map((tool) => {
+  const defer = deferral(opts)
+  // OpenAI's tool search is a Responses tool; Chat Completions has no `defer_loading`.
+  if (defer && which === "chat") throw invalidArgument('defer needs api: "responses" (tool search is a Responses tool)')
+  const out = tools.filter(forModel).map((tool) => {
     const made = profiled(tool, profile)
     const fn = { name: tool.name, description: tool.description, parameters: made.schema, strict: made.strict }
-    return which === "chat" ? { type: "function", function: fn } : { type: "function", ...fn }
+    if (which === "chat") return { type: "function", function: fn }
+    return { type: "function", ...fn, ...(defer?.(tool) ? { defer_loading: true } : {}) }
   })
+  // The hosted tool search, run by OpenAI, finds the deferred tools.
+  return out.some((tool) => tool.defer_loading) ? [...out, { type: "tool_search" }] : out
 }
 
 /**
@@ -48,6 +56,7 @@ export async function runOpenAIToolCalls(tools, calls, opts) {
 
 async function run(tool, name, json, profile, opts) {
   if (tool === undefined) return refused(`no tool named ${JSON.stringify(name)}`, "TOOLNEXUS_UNKNOWN_TOOL")
+  if (!forModel(tool)) return appOnlyRefusal(name)
   const { args, error } = parseArguments(json)
   if (error) return refused(error, "TOOLNEXUS_INVALID_ARGUMENT")
   return tool.execute(profiled(tool, profile).restore(args), { signal: opts?.signal, timeout: opts?.timeout })

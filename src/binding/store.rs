@@ -167,6 +167,12 @@ impl NativeStore {
         NativeListing::from(self.store.list_tools(agent.as_deref()))
     }
 
+    /// The view's tools only an app's view may see: see `NativeListing`.
+    #[napi(catch_unwind)]
+    pub fn list_app_tools(&self, agent: Option<String>) -> NativeListing {
+        NativeListing::from(self.store.list_app_tools(agent.as_deref()))
+    }
+
     /// The view's tools that match `query` best, best first, at most `limit`: the view's
     /// revision first, then their positions in its listing at that revision.
     #[napi(catch_unwind)]

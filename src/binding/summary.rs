@@ -30,6 +30,9 @@ struct ToolView<'a> {
     max_output_chars: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     extra: Option<Vec<&'static str>>,
+    /// Only an app's view may see it (they come last).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    app: bool,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
@@ -53,6 +56,7 @@ pub(super) fn summary_json(source: &Source, config: &McpConfig) -> Result<String
         tool: &t.listed.name,
         max_output_chars: limits[t.server],
         extra: t.listed.extra_keys(),
+        app: t.listed.app_only(),
     });
     to_json(&Summary {
         tools: tools.collect(),

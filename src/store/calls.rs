@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::code::Code;
+use crate::listed_tool::ListedTool;
 use crate::session::{CallId, CallSink, CallSpec, wording};
 use crate::tool_result::ToolOutput;
 
@@ -188,7 +189,8 @@ impl Waiting {
     /// made on an earlier listing, perhaps the catalog's).
     fn not_listed(&self) -> Option<ToolOutput> {
         let state = self.service.state.borrow();
-        let listed = state.cached || state.tools.iter().any(|t| t.name == self.tool);
+        let named = |tools: &[ListedTool]| tools.iter().any(|t| t.name == self.tool);
+        let listed = state.cached || named(&state.tools) || named(&state.app_tools);
         let (name, tool) = (&self.name, &self.tool);
         let why = format!("MCP server \"{name}\" no longer lists tool \"{tool}\"");
         (!listed).then(|| ToolOutput::failure(Code::UnknownTool, why))

@@ -41,8 +41,9 @@ fn register(inner: &Inner, agent: Option<&str>, local: &str, start: Start) -> Ar
         state: watch::Sender::new(State {
             phase: start.phase,
             last_error: start.last_error,
-            cached: !start.tools.is_empty(),
-            tools: start.tools,
+            cached: !start.tools.0.is_empty() || !start.tools.1.is_empty(),
+            tools: start.tools.0,
+            app_tools: start.tools.1,
             connected_at: None,
             restarts: 0,
             revision: 0,

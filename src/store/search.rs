@@ -52,12 +52,7 @@ impl Store {
         let mut tries = 0;
         let view = loop {
             let tools = self.list_tools(agent);
-            let index = Index::build(tools.iter().map(|entry| Doc {
-                name: entry.name,
-                title: entry.tool.title.as_deref(),
-                description: entry.tool.description.as_deref().unwrap_or_default(),
-                input_schema: entry.tool.input_schema.get(),
-            }));
+            let index = Index::build(tools.iter().map(|entry| Doc::of(entry.name, entry.tool)));
             let now = self.revision(agent);
             tries += 1;
             if now == revision || tries == 3 {

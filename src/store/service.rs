@@ -24,7 +24,9 @@ use super::{Phase, STORE_CLIENT, StoreOptions};
 pub(super) struct State {
     pub(super) phase: Phase,
     pub(super) last_error: Option<String>,
+    /// The tools a model may see, and those only an app's view may (see `visibility`).
     pub(super) tools: Arc<Vec<ListedTool>>,
+    pub(super) app_tools: Arc<Vec<ListedTool>>,
     pub(super) connected_at: Option<SystemTime>,
     pub(super) restarts: u32,
     /// Whether `tools` come from the catalog, not yet from the live server.
@@ -67,12 +69,10 @@ impl Service {
         }
     }
 
-    /// The tools of a listing the entry's `tools` lets the store show.
-    pub(super) fn shown(&self, tools: &Arc<Vec<ListedTool>>) -> Arc<Vec<ListedTool>> {
-        match self.filter {
-            ToolFilter::All => tools.clone(),
-            _ => Arc::new(allowed(&self.filter, tools)),
-        }
+    /// The tools of a listing the entry's `tools` lets the store show: those a model may
+    /// see, and those only an app's view may.
+    pub(super) fn shown(&self, tools: &Arc<Vec<ListedTool>>) -> Shown {
+        shown(&self.filter, tools)
     }
 
     pub(super) fn client_id(&self) -> String {
@@ -93,13 +93,22 @@ pub(super) struct Start {
     pub(super) slot: Option<Arc<Slot>>,
     pub(super) filter: ToolFilter,
     /// The catalog's tools of its last listing the entry shows, if any.
-    pub(super) tools: Arc<Vec<ListedTool>>,
+    pub(super) tools: Shown,
 }
 
-/// The tools of `tools` that `filter` allows.
-fn allowed(filter: &ToolFilter, tools: &[ListedTool]) -> Vec<ListedTool> {
-    let allowed = tools.iter().filter(|tool| filter.allows(&tool.name));
-    allowed.cloned().collect()
+/// A listing as a service shows it: the tools a model may see, and the app's alone.
+pub(super) type Shown = (Arc<Vec<ListedTool>>, Arc<Vec<ListedTool>>);
+
+/// The tools of `tools` that `filter` allows, parted by who may see them. A listing with
+/// no filter and no app's tool is shared, not copied.
+fn shown(filter: &ToolFilter, tools: &Arc<Vec<ListedTool>>) -> Shown {
+    let all = matches!(filter, ToolFilter::All);
+    if all && !tools.iter().any(ListedTool::app_only) {
+        return (tools.clone(), Arc::default());
+    }
+    let allowed = tools.iter().filter(|tool| all || filter.allows(&tool.name));
+    let (app, model): (Vec<_>, Vec<_>) = allowed.cloned().partition(ListedTool::app_only);
+    (Arc::new(model), Arc::new(app))
 }
 
 impl Start {
@@ -113,7 +122,7 @@ impl Start {
             max_total: None,
             slot: None,
             filter: ToolFilter::All,
-            tools: Arc::default(),
+            tools: Shown::default(),
         };
         match state {
             ServerState::Disabled => {}
@@ -134,7 +143,7 @@ impl Start {
                     .then(|| Slot::new(options.catalog.as_deref(), spec));
                 // Kept as the store keeps listings: each schema normalised already.
                 if let Some(tools) = slot.as_ref().and_then(|slot| slot.read(buffer)) {
-                    start.tools = Arc::new(allowed(&spec.tools, &tools));
+                    start.tools = shown(&spec.tools, &Arc::new(tools));
                 }
                 start.filter = spec.tools.clone();
                 start.slot = slot.map(Arc::new);

@@ -55,10 +55,11 @@ pub(super) async fn run(inner: Arc<Inner>, service: Arc<Service>, spec: ServerSp
                 service.session.send_replace(Some(session.clone()));
                 let tools = normalized(tools);
                 keep(&inner, &service, &session, &tools);
-                let tools = service.shown(&tools);
+                let (tools, app_tools) = service.shown(&tools);
                 inner.change(&service, |s| {
                     s.phase = Phase::Connected;
                     s.tools = tools;
+                    s.app_tools = app_tools;
                     s.cached = false;
                     s.connected_at = Some(SystemTime::now());
                 });
@@ -112,6 +113,7 @@ fn fail(inner: &Inner, service: &Service, reason: String, needs_sign_in: bool) {
         s.phase = phase;
         s.last_error = Some(reason);
         s.tools = Arc::default();
+        s.app_tools = Arc::default();
         s.cached = false;
     });
 }
@@ -140,8 +142,11 @@ fn keep(inner: &Inner, service: &Service, session: &Session, tools: &Arc<Vec<Lis
 fn relisted(inner: &Inner, service: &Service, session: &Session, tools: Vec<ListedTool>) {
     let tools = normalized(tools);
     keep(inner, service, session, &tools);
-    let tools = service.shown(&tools);
-    inner.change(service, |s| s.tools = tools);
+    let (tools, app_tools) = service.shown(&tools);
+    inner.change(service, |s| {
+        s.tools = tools;
+        s.app_tools = app_tools;
+    });
 }
 
 /// Follows a connected session until it ends (`Some(why)`) or the service is stopped

@@ -136,8 +136,9 @@ pub(crate) fn show(inner: &Inner, listings: Found) {
         let tools = service.shown(&Arc::new(tools));
         (service, tools)
     });
-    inner.change_each(shown.collect(), |state, tools| {
+    inner.change_each(shown.collect(), |state, (tools, app_tools)| {
         state.tools = tools;
+        state.app_tools = app_tools;
         state.cached = true;
     });
 }

@@ -1,0 +1,12 @@
+// The adapters' `defer` option: which tools the provider's own tool search loads on demand
+// (`defer_loading`) instead of sending their schemas with every request.
+import { invalidArgument } from "../errors.js"
+
+/** A predicate of tools from `opts.defer` (`true`: every tool; a function: those it picks), or undefined for none. */
+export function deferral(opts) {
+  const defer = opts?.defer
+  if (defer === undefined || defer === false) return undefined
+  if (defer === true) return () => true
+  if (typeof defer === "function") return (tool) => Boolean(defer(tool))
+  throw invalidArgument("defer must be true, false or a function of a tool")
+}
