@@ -137,7 +137,15 @@ export interface Tool {
    * names it) and the tool's name as its server lists it, for hosts that display them.
    * Frozen, and not enumerable: `Object.keys(tool)` and `JSON.stringify` leave it out.
    */
-  readonly metadata?: { readonly server: string; readonly tool: string; readonly clientId?: string }
+  readonly metadata?: {
+    readonly server: string
+    readonly tool: string
+    readonly clientId?: string
+    /** The server entry's `maxOutputChars`, when it has one: what the adapters hand a model of a result. */
+    readonly maxOutputChars?: number
+    /** `true` when the entry's `deferLoading` (less its `alwaysLoad`) leaves the tool to the provider's tool search. */
+    readonly deferLoading?: true
+  }
   /**
    * MCP Apps: `["app"]` on a tool whose `_meta.ui.visibility` does not name `"model"`, which
    * only an app's view may see and call. Such tools are in no list meant for a model
@@ -285,10 +293,18 @@ interface ServerCommon {
    */
   lazy?: boolean
   /**
-   * Allowlist keyed on the server's original tool names, used by `loadMcp` only.
+   * Allowlist keyed on the server's original tool names, used by `loadMcp` and a store.
    * Any `true`: only those tools. Only `false`: every tool but those. Absent or empty: every tool.
    */
   tools?: Record<string, boolean>
+  /**
+   * The adapters mark the server's tools `defer_loading`, for the provider's own tool search
+   * to load on demand (`metadata.deferLoading`), unless their `defer` option says otherwise.
+   * @default false
+   */
+  deferLoading?: boolean
+  /** Tools of a `deferLoading` server, by the server's names, that are never deferred. */
+  alwaysLoad?: string[]
 }
 
 /**

@@ -149,12 +149,15 @@ function loadedTools(handle, calls, tools) {
     setSchema: (index, value) => (schemas[index] = value),
     members: withExtra,
   })
-  return tools.map(({ name, description, server, tool, maxOutputChars, extra, app }, index) => {
+  return tools.map(({ name, description, server, tool, maxOutputChars, extra, app, defer }, index) => {
     if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
     const metadata = resultMetadata.get(server)
     const execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
-    // The server's `maxOutputChars`, for the adapters, only when configured.
-    const origin = Object.freeze(maxOutputChars === undefined ? { server, tool } : { server, tool, maxOutputChars })
+    // The server's `maxOutputChars` and `deferLoading`, for the adapters, only when configured.
+    const origin = { server, tool }
+    if (maxOutputChars !== undefined) origin.maxOutputChars = maxOutputChars
+    if (defer) origin.deferLoading = true
+    Object.freeze(origin)
     return make(index, { name, description, extra, own: app ? { visibility: APP_ONLY } : undefined, execute }, origin)
   })
 }

@@ -11,7 +11,7 @@ import Anthropic from "@anthropic-ai/sdk"
 import { generateText, stepCountIs } from "ai"
 import OpenAI from "openai"
 
-import { loadMcp, providerSchema, type Tool } from "../index.js"
+import { createMcpStore, loadMcp, providerSchema, type StoreTool, type Tool } from "../index.js"
 import { aiTools } from "../js/adapters/ai.js"
 import { anthropicTools, runAnthropicToolUses } from "../js/adapters/anthropic.js"
 import { openaiTools, runOpenAIToolCalls } from "../js/adapters/openai.js"
@@ -260,4 +260,41 @@ test("AI SDK + OpenAI Responses: deferred tools reach the API with defer_loading
     [TOOL_SEARCH],
   )
   assert.deepEqual(calls().find((c) => c.tool === "search")?.args, { query: "tides" })
+})
+
+test("an entry's deferLoading defers its tools by default, less alwaysLoad, in loadMcp and a store; maxOutputChars reaches both", async () => {
+  const entry = {
+    command: [NODE, fixture("adapter-tools.mjs")],
+    deferLoading: true,
+    alwaysLoad: ["search"],
+    maxOutputChars: 50,
+  }
+  const source = await loadMcp({ docs: entry })
+  const store = createMcpStore({ docs: entry }, { catalog: false })
+  try {
+    await store.listToolsAsync()
+    const lists: Array<Array<Tool | StoreTool>> = [source.tools, store.tools()]
+    for (const tools of lists) {
+      const made = anthropicTools(tools)
+      const expected = tools.filter((tool) => tool.name !== "docs_search").map((tool) => tool.name)
+      assert.ok(expected.length > 0)
+      assert.deepEqual(
+        made.filter((tool) => "defer_loading" in tool).map((tool) => (tool as { name: string }).name),
+        expected,
+      )
+      assert.deepEqual(made.at(-1), REGEX)
+      const undeferred = made.slice(0, -1).map((tool) => {
+        const { defer_loading, ...rest } = tool as { defer_loading?: true }
+        return rest
+      })
+      assert.deepEqual(anthropicTools(tools, { defer: false }), undeferred, "defer: false overrides the entry")
+      assert.ok(!JSON.stringify(openaiTools(tools, { api: "chat" })).includes("defer_loading"), "Chat defers nothing")
+      const search = tools.find((tool) => tool.name === "docs_search")!
+      assert.equal(search.metadata?.deferLoading, undefined)
+      assert.equal(search.metadata?.maxOutputChars, 50)
+      assert.equal(tools.find((tool) => tool !== search)?.metadata?.deferLoading, true)
+    }
+  } finally {
+    await Promise.all([source.close(), store.close()])
+  }
 })

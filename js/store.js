@@ -98,15 +98,17 @@ class View {
   #read(listing, revision) {
     // Flat arrays (see `NativeListing.json`): an array per tool was a fifth of the garbage
     // a large listing leaves.
-    const { groups, tools, extras } = JSON.parse(listing.json())
+    const { groups, tools, extras, deferred } = JSON.parse(listing.json())
     const count = tools.length / 3
     const infos = new Array(count)
     const targets = new Array(count)
     const extraKeys = []
+    const limits = new Map() // service → its entry's maxOutputChars, when it has one
     const listed = new Listed(listing, infos)
     let i = 0
     let next = 0 // the next tool with extra members: `extras[next]` is its number
-    for (const [serviceName, clientId, size] of groups) {
+    for (const [serviceName, clientId, size, maxOutputChars] of groups) {
+      if (maxOutputChars !== null) limits.set(serviceName, maxOutputChars)
       for (const last = i + size; i < last; i++) {
         let keys
         let json
@@ -119,7 +121,7 @@ class View {
         targets[i] = tools[3 * i + 2]
       }
     }
-    return { revision, listing, infos, targets, extraKeys, tools: undefined }
+    return { revision, listing, infos, targets, extraKeys, limits, deferred: new Set(deferred), tools: undefined }
   }
 
   /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
@@ -200,7 +202,14 @@ class View {
     }
     // A `null` target is the name after the service's name and `_` (see `json()`).
     const target = (info, i) => list.targets[i] ?? info.name.slice(info.serviceName.length + 1)
-    list.tools = list.infos.map((info, i) => this.#tool(info, target(info, i), list.extraKeys[i], calls, service(info)))
+    const origin = (info, i) => {
+      const origin = { server: info.serviceName, tool: target(info, i), clientId: info.clientId }
+      const limit = list.limits.get(info.serviceName)
+      if (limit !== undefined) origin.maxOutputChars = limit
+      if (list.deferred.has(i)) origin.deferLoading = true
+      return Object.freeze(origin)
+    }
+    list.tools = list.infos.map((info, i) => this.#tool(info, origin(info, i), list.extraKeys[i], calls, service(info)))
     return list.tools
   }
 
@@ -331,11 +340,10 @@ class View {
    * three, in the listing's order (read through the entry); `metadata` and `own` are its
    * service's (see `#handles`).
    */
-  #tool(info, target, extra, calls, { metadata, own }) {
-    const { name, description, serviceName, clientId } = info
+  #tool(info, origin, extra, calls, { metadata, own }) {
+    const { name, description, serviceName } = info
     const native = this.#caller
-    const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, target, args, ctx)
-    const origin = Object.freeze({ server: serviceName, tool: target, clientId })
+    const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, origin.tool, args, ctx)
     return Object.freeze(storeTool(info, { name, description, extra, own, execute }, origin))
   }
 }

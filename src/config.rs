@@ -123,6 +123,24 @@ pub struct ServerSpec {
     pub protocol: ProtocolChoice,
     /// `lazy`: a store starts the server only when a call or a listing needs it.
     pub lazy: bool,
+    /// `deferLoading` and `alwaysLoad`: which tools the adapters leave to the provider's
+    /// own tool search by default.
+    pub deferral: Deferral,
+}
+
+/// An entry's `deferLoading` (its tools are loaded by the provider's tool search, on
+/// demand) with the exceptions `alwaysLoad` names, by the server's names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Deferral {
+    pub defer: bool,
+    pub always_load: Vec<String>,
+}
+
+impl Deferral {
+    /// Whether the server's tool `tool` is deferred.
+    pub fn defers(&self, tool: &str) -> bool {
+        self.defer && !self.always_load.iter().any(|name| name == tool)
+    }
 }
 
 /// The `protocol` key of an entry.

@@ -251,6 +251,8 @@ impl Store {
             service_name: service.view_name(agent).to_owned(),
             client_id: service.client_id(),
             tools: tools(&service.state.borrow()).clone(),
+            max_output_chars: service.max_output_chars,
+            deferral: service.deferral.clone(),
         });
         Listing::new(groups.collect())
     }

@@ -21,7 +21,7 @@ export interface AiToolsOptions<T = Tool | StoreTool> {
    * function picking them. Sets `providerOptions` `{ anthropic: { deferLoading: true },
    * openai: { deferLoading: true } }` on each; add the provider's search tool to the set
    * yourself (`anthropic.tools.toolSearchRegex_20251119()`, `openai.tools.toolSearch()`).
-   * @default false
+   * Default: the tools whose server entry says `deferLoading` (`metadata.deferLoading`).
    */
   defer?: boolean | ((tool: T) => boolean)
 }

@@ -17,7 +17,7 @@ export interface AnthropicToolsOptions<T = Tool | StoreTool> {
   /**
    * Tools Claude's tool search loads on demand (`defer_loading: true`): `true` for every
    * tool, or a function picking them. When any is deferred, the tool search tool is added.
-   * @default false
+   * Default: the tools whose server entry says `deferLoading` (`metadata.deferLoading`).
    */
   defer?: boolean | ((tool: T) => boolean)
   /** The tool search tool added: `"regex"` (Claude writes regular expressions) or `"bm25"` (natural language). @default "regex" */
@@ -46,7 +46,7 @@ export interface RunAnthropicToolUsesOptions {
 /** Tools as Messages API `tools` (schemas made with the `anthropic` profile). */
 export function anthropicTools<T extends Tool | StoreTool>(
   tools: readonly T[],
-  opts?: AnthropicToolsOptions<T> & { defer?: false },
+  opts: AnthropicToolsOptions<T> & { defer: false },
 ): AnthropicTool[]
 /** Tools as Messages API `tools`, the deferred ones followed by the tool search tool. */
 export function anthropicTools<T extends Tool | StoreTool>(

@@ -11,7 +11,8 @@ export interface OpenAIToolsOptions<T = Tool | StoreTool> {
   /**
    * Responses only: tools OpenAI's tool search loads on demand (`defer_loading: true`),
    * `true` for every tool or a function picking them. When any is deferred, the
-   * `tool_search` tool is added. With `api: "chat"` it throws. @default false
+   * `tool_search` tool is added. With `api: "chat"` it throws (an entry's `deferLoading`
+   * defers nothing there). Default: the tools whose server entry says `deferLoading`.
    */
   defer?: boolean | ((tool: T) => boolean)
 }
@@ -81,7 +82,7 @@ export function openaiTools<T extends Tool | StoreTool>(
 ): ChatFunctionTool[]
 export function openaiTools<T extends Tool | StoreTool>(
   tools: readonly T[],
-  opts?: OpenAIToolsOptions<T> & { defer?: false },
+  opts: OpenAIToolsOptions<T> & { defer: false },
 ): ResponsesFunctionTool[]
 /** Responses tools, the deferred ones followed by the `tool_search` tool. */
 export function openaiTools<T extends Tool | StoreTool>(

@@ -19,8 +19,10 @@ export function openaiTools(tools, opts) {
   const which = api(opts)
   const profile = profileOf(opts)
   const defer = deferral(opts)
-  // OpenAI's tool search is a Responses tool; Chat Completions has no `defer_loading`.
-  if (defer && which === "chat") throw invalidArgument('defer needs api: "responses" (tool search is a Responses tool)')
+  // OpenAI's tool search is a Responses tool; Chat Completions has no `defer_loading`, so
+  // there an entry's `deferLoading` defers nothing, and asking for deferral is an error.
+  if (which === "chat" && opts?.defer !== undefined && opts.defer !== false)
+    throw invalidArgument('defer needs api: "responses" (tool search is a Responses tool)')
   const out = tools.filter(forModel).map((tool) => {
     const made = profiled(tool, profile)
     const fn = { name: tool.name, description: tool.description, parameters: made.schema, strict: made.strict }

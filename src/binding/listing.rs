@@ -23,12 +23,14 @@ impl From<Listing> for NativeListing {
 
 #[napi]
 impl NativeListing {
-    /// `{ groups, tools, extras }`, flat arrays: `groups` is `[[serviceName, clientId,
-    /// count], ...]`, each service's tools being the next `count` of `tools`; `tools` is
+    /// `{ groups, tools, extras, deferred }`, flat arrays: `groups` is `[[serviceName,
+    /// clientId, count, maxOutputChars], ...]` (`null`: none configured), each service's
+    /// tools being the next `count` of `tools`; `tools` is
     /// `[name, description, tool, ...]`, three per tool (`tool`: the name its server knows
     /// it by, `null` when the name is the service's name, `_` and that, as nearly always:
     /// fewer strings to make); `extras` is `[number, extraKeys, extra, ...]` for each tool
-    /// with members beyond the first three, in order (`extra`: their JSON text).
+    /// with members beyond the first three, in order (`extra`: their JSON text);
+    /// `deferred` the numbers of the tools the entry's `deferLoading` defers.
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn json(&self) -> Text {
         let listing = &self.listing;
@@ -42,7 +44,9 @@ impl NativeListing {
             push_string(&mut json, &group.service_name);
             json.push(b',');
             push_string(&mut json, &group.client_id);
-            json.extend_from_slice(format!(",{}]", group.tools.len()).as_bytes());
+            let limit = group.max_output_chars.map(|n| n.to_string());
+            let limit = limit.as_deref().unwrap_or("null");
+            json.extend_from_slice(format!(",{},{limit}]", group.tools.len()).as_bytes());
         }
         json.extend_from_slice(b"],\"tools\":[");
         for (i, entry) in listing.iter().enumerate() {
@@ -77,6 +81,17 @@ impl NativeListing {
             }
             json.extend_from_slice(b"],");
             push_string(&mut json, extra.json.get());
+        }
+        json.extend_from_slice(b"],\"deferred\":[");
+        let deferred = listing
+            .iter()
+            .enumerate()
+            .filter(|(_, entry)| entry.deferred());
+        for (n, (i, _)) in deferred.enumerate() {
+            if n > 0 {
+                json.push(b',');
+            }
+            json.extend_from_slice(i.to_string().as_bytes());
         }
         json.extend_from_slice(b"]}");
         // Made of `&str`s and JSON punctuation only.

@@ -33,30 +33,31 @@ struct ToolView<'a> {
     /// Only an app's view may see it (they come last).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     app: bool,
+    /// Left to the provider's tool search by default (`deferLoading`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    defer: bool,
 }
 
 /// Built on a worker thread, inside the load's future, so the Node thread only copies a
 /// string.
 pub(super) fn summary_json(source: &Source, config: &McpConfig) -> Result<String> {
-    let output_limit = |server: &str| {
+    let spec_of = |server: &str| {
         config.servers.iter().find_map(|entry| match &entry.state {
-            config::ServerState::Enabled(spec) if entry.name == server => spec.max_output_chars,
+            config::ServerState::Enabled(spec) if entry.name == server => Some(spec),
             _ => None,
         })
     };
-    let limits: Vec<Option<u64>> = source
-        .sessions
-        .iter()
-        .map(|s| output_limit(s.name()))
-        .collect();
+    let specs: Vec<Option<&config::ServerSpec>> =
+        source.sessions.iter().map(|s| spec_of(s.name())).collect();
     let tools = source.tools.iter().map(|t| ToolView {
         name: &t.name,
         description: t.listed.description.as_deref().unwrap_or_default(),
         server: source.sessions[t.server].name(),
         tool: &t.listed.name,
-        max_output_chars: limits[t.server],
+        max_output_chars: specs[t.server].and_then(|spec| spec.max_output_chars),
         extra: t.listed.extra_keys(),
         app: t.listed.app_only(),
+        defer: specs[t.server].is_some_and(|spec| spec.deferral.defers(&t.listed.name)),
     });
     to_json(&Summary {
         tools: tools.collect(),

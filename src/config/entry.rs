@@ -32,6 +32,10 @@ pub(super) fn validate_entry(
         tools: tool_filter(obj)?,
         protocol: protocol(obj)?,
         lazy: optional_bool(obj, "lazy")?.unwrap_or(false),
+        deferral: Deferral {
+            defer: optional_bool(obj, "deferLoading")?.unwrap_or(false),
+            always_load: optional_strings(obj, "alwaysLoad")?,
+        },
     }))
 }
 
@@ -278,6 +282,22 @@ fn optional_string(obj: &Map<String, Value>, key: &str) -> Result<Option<String>
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
         Some(other) => Err(EntryError::kind(key, "a string", json_kind(other))),
+    }
+}
+
+/// An array of strings under `key`; none when absent.
+fn optional_strings(obj: &Map<String, Value>, key: &str) -> Result<Vec<String>, EntryError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => {
+            let got = "an array with something else than strings";
+            strings(items).ok_or_else(|| EntryError::kind(key, "an array of strings", got))
+        }
+        Some(other) => Err(EntryError::kind(
+            key,
+            "an array of strings",
+            json_kind(other),
+        )),
     }
 }
 

@@ -151,6 +151,13 @@ pub struct Common {
     /// In a store, start the server only when a call or a listing needs it; meanwhile
     /// its tools come from the catalog of its last listing. Default `false`.
     pub lazy: Option<bool>,
+    /// The adapters mark the server's tools `defer_loading`, for the provider's own tool
+    /// search to load on demand, unless their `defer` option says otherwise. Default `false`.
+    #[serde(rename = "deferLoading")]
+    pub defer_loading: Option<bool>,
+    /// Tools of a `deferLoading` server, by the server's names, that are never deferred.
+    #[serde(rename = "alwaysLoad")]
+    pub always_load: Option<Vec<String>>,
 }
 
 #[derive(JsonSchema)]

@@ -307,3 +307,16 @@ fn an_entry_fails_with_a_typed_error_whose_display_is_the_reason() {
         EntryError::UnknownType("pipe".into())
     );
 }
+
+#[test]
+fn defer_loading_defers_every_tool_but_those_always_loaded() {
+    let deferral =
+        spec(json!({ "command": ["x"], "deferLoading": true, "alwaysLoad": ["search"] })).deferral;
+    assert!(deferral.defers("fetch"));
+    assert!(!deferral.defers("search"));
+    assert!(!spec(json!({ "command": ["x"] })).deferral.defers("fetch"));
+    assert_eq!(
+        invalid(json!({ "command": ["x"], "alwaysLoad": "search" })),
+        "\"alwaysLoad\" must be an array of strings, got a string"
+    );
+}

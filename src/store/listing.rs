@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::config::Deferral;
 use crate::listed_tool::ListedTool;
 use crate::tool_names;
 
@@ -21,6 +22,10 @@ pub struct Group {
     pub service_name: String,
     pub client_id: String,
     pub tools: Arc<Vec<ListedTool>>,
+    /// The entry's `maxOutputChars`, for the adapters.
+    pub max_output_chars: Option<u64>,
+    /// The entry's `deferLoading` and `alwaysLoad`, for the adapters.
+    pub deferral: Deferral,
 }
 
 /// One tool of a listing.
@@ -31,6 +36,14 @@ pub struct Entry<'a> {
     pub client_id: &'a str,
     /// As its server lists it (its `name` the one the server knows it by).
     pub tool: &'a ListedTool,
+    deferral: &'a Deferral,
+}
+
+impl Entry<'_> {
+    /// Whether the entry's `deferLoading` leaves it to the provider's tool search.
+    pub fn deferred(&self) -> bool {
+        self.deferral.defers(&self.tool.name)
+    }
 }
 
 impl Listing {
@@ -68,6 +81,7 @@ impl Listing {
             service_name: &group.service_name,
             client_id: &group.client_id,
             tool: group.tools.get(index - self.starts[g])?,
+            deferral: &group.deferral,
         })
     }
 
@@ -93,6 +107,7 @@ impl Listing {
             service_name: &group.service_name,
             client_id: &group.client_id,
             tool,
+            deferral: &group.deferral,
         })
     }
 }
@@ -113,6 +128,8 @@ mod tests {
             service_name: service.into(),
             client_id: format!("c:{service}"),
             tools: Arc::new(tools.iter().map(tool).collect()),
+            max_output_chars: None,
+            deferral: Deferral::default(),
         }
     }
 

@@ -53,6 +53,8 @@ fn register(inner: &Inner, agent: Option<&str>, local: &str, start: Start) -> Ar
         supervisor: Mutex::new(None),
         slot: start.slot,
         filter: start.filter,
+        max_output_chars: start.max_output_chars,
+        deferral: start.deferral,
         wanted: CancellationToken::new(),
         relist: Notify::new(),
     });

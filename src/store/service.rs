@@ -11,7 +11,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DEFAULT_TIMEOUT, ServerState, ToolFilter, TransportSpec, sanitize};
+use crate::config::{DEFAULT_TIMEOUT, Deferral, ServerState, ToolFilter, TransportSpec, sanitize};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::{lock, read};
 use crate::session::{Hooks, Session};
@@ -53,6 +53,9 @@ pub(super) struct Service {
     /// The entry's `tools`: which of the server's tools the store shows. Its catalog keeps
     /// them all, as the catalog is shared by entries that differ only in it.
     pub(super) filter: ToolFilter,
+    /// The entry's `maxOutputChars`, `deferLoading` and `alwaysLoad`, for the adapters.
+    pub(super) max_output_chars: Option<u64>,
+    pub(super) deferral: Deferral,
     /// Cancelled once a call or a listing needs a lazy server: then it starts.
     pub(super) wanted: CancellationToken,
     /// Told when another instance of the fleet saw this server's tools change: the
@@ -92,6 +95,8 @@ pub(super) struct Start {
     pub(super) max_total: Option<Duration>,
     pub(super) slot: Option<Arc<Slot>>,
     pub(super) filter: ToolFilter,
+    pub(super) max_output_chars: Option<u64>,
+    pub(super) deferral: Deferral,
     /// The catalog's tools of its last listing the entry shows, if any.
     pub(super) tools: Shown,
 }
@@ -122,6 +127,8 @@ impl Start {
             max_total: None,
             slot: None,
             filter: ToolFilter::All,
+            max_output_chars: None,
+            deferral: Deferral::default(),
             tools: Shown::default(),
         };
         match state {
@@ -146,6 +153,8 @@ impl Start {
                     start.tools = shown(&spec.tools, &Arc::new(tools));
                 }
                 start.filter = spec.tools.clone();
+                start.max_output_chars = spec.max_output_chars;
+                start.deferral = spec.deferral.clone();
                 start.slot = slot.map(Arc::new);
             }
         }
