@@ -5,15 +5,6 @@
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::listed_tool::ListedTool;
-
-impl ListedTool {
-    /// Whether only an app's view may see and call it, never a model.
-    pub fn app_only(&self) -> bool {
-        self.extra.as_ref().is_some_and(|extra| extra.app_only)
-    }
-}
-
 /// Whether a tool's `_meta` keeps it from the model. A `_meta` or `ui` of another shape
 /// keeps nothing from it: the rule is the exception, and visible is the default.
 pub fn app_only(meta: &RawValue) -> bool {
