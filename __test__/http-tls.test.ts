@@ -122,6 +122,34 @@ describe("TLS and NODE_EXTRA_CA_CERTS", { timeout: 120_000 }, () => {
     assertEchoed(answers.tls_echo)
   })
 
+  /** A self-signed certificate of openssl's default kind, a CA's (basicConstraints CA:TRUE). */
+  function selfSignedCa(t: TestContext, name: string, validity: string[] = ["-days", "2"]) {
+    const dir = tempDir(t)
+    const subject = ["-subj", `/CN=${name}`, "-addext", `subjectAltName=IP:${name}`]
+    const args = ["req", "-x509", ...ec, "-keyout", "key.pem", "-out", "cert.pem", ...validity, ...subject]
+    execFileSync("openssl", args, { cwd: dir, stdio: "pipe" })
+    const text = execFileSync("openssl", ["x509", "-in", "cert.pem", "-noout", "-text"], { cwd: dir }).toString()
+    assert.match(text, /CA:TRUE/, "openssl made a CA's certificate")
+    const read = (file: string) => fs.readFileSync(path.join(dir, file), "utf8")
+    return { key: read("key.pem"), cert: read("cert.pem"), path: path.join(dir, "cert.pem") }
+  }
+
+  test("a self-signed CA's certificate named in NODE_EXTRA_CA_CERTS is trusted as the server's own, as Node trusts it", async (t) => {
+    const own = selfSignedCa(t, "127.0.0.1")
+    const { srv } = await startTls(t, own)
+    const { status, answers } = await runClient({ tls: { url: srv.url } }, own.path)
+    assert.deepEqual(status, { tls: "connected" })
+    assertEchoed(answers.tls_echo)
+  })
+
+  test("a trusted self-signed CA's certificate is still refused for another name", async (t) => {
+    const other = selfSignedCa(t, "127.0.0.2")
+    const { srv } = await startTls(t, other)
+    const { status, stderr } = await runClient({ tls: { url: srv.url } }, other.path)
+    assert.deepEqual(status, { tls: "failed" })
+    assert.match(failureLines(stderr, "tls")[0] ?? "", /invalid peer certificate/, stderr)
+  })
+
   test("HTTP/2 is negotiated over TLS where the server offers it, on one connection", async (t) => {
     const certs = makeCertificates(t)
     const { srv, connections } = await startTls(t, certs, true)

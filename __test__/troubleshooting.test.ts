@@ -102,7 +102,7 @@ describe("troubleshooting: every reason says what to do", () => {
       "a CA's certificate as the server's own (openssl req -x509's default)",
       "CA:TRUE",
       "Other(OtherError(CaUsedAsEndEntity))",
-      "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is refused even when trusted: give the server one that is not (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`), and name it, or the CA that signed it, in NODE_EXTRA_CA_CERTS",
+      "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is trusted only as itself: name that very certificate in NODE_EXTRA_CA_CERTS, or give the server one that is not a CA's (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`) and name it, or the CA that signed it, there",
     ],
   ] as const) {
     test(`${kind}: the host and the problem, and what to do`, T, async (t) => {

@@ -117,7 +117,8 @@ pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> 
 /// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
 /// request's URL: the configured headers may carry credentials, and on a redirect to
 /// another host reqwest's default policy strips only `Authorization` and cookies.
-/// Certificates are checked against the system's roots and `NODE_EXTRA_CA_CERTS`'s.
+/// Certificates are checked against the system's roots and `NODE_EXTRA_CA_CERTS`'s
+/// (see `tls::client_config`).
 fn client_builder() -> reqwest::ClientBuilder {
     let same_origin = reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(|url| url.origin());
@@ -127,9 +128,11 @@ fn client_builder() -> reqwest::ClientBuilder {
             attempt.stop()
         }
     });
-    reqwest::Client::builder()
-        .redirect(same_origin)
-        .tls_certs_merge(super::tls::extra_roots().iter().cloned())
+    let builder = reqwest::Client::builder().redirect(same_origin);
+    match super::tls::client_config() {
+        Some(config) => builder.tls_backend_preconfigured(config.clone()),
+        None => builder,
+    }
 }
 
 /// reqwest is built without a TLS provider of its own; rustls needs one per process.

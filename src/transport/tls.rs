@@ -4,23 +4,50 @@
 //! `NODE_EXTRA_CA_CERTS` names, which Node users expect every client in their process to
 //! trust as Node itself does.
 
+mod anchors;
+mod validity;
+
 use std::path::Path;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
-use rustls::{CertificateError, OtherError, RootCertStore};
+use rustls::{CertificateError, ClientConfig, OtherError, RootCertStore};
+
+use self::anchors::OwnAnchors;
 
 const VARIABLE: &str = "NODE_EXTRA_CA_CERTS";
 
-/// The extra roots, read once per process as Node reads the variable once at startup.
-pub fn extra_roots() -> &'static [reqwest::Certificate] {
-    static ROOTS: OnceLock<Vec<reqwest::Certificate>> = OnceLock::new();
-    ROOTS.get_or_init(|| {
-        std::env::var_os(VARIABLE)
-            .map(|path| read(Path::new(&path)))
-            .unwrap_or_default()
-    })
+/// The TLS configuration of every HTTP client, when `NODE_EXTRA_CA_CERTS` gives roots:
+/// the platform's verifier with them added, and each of them accepted as a server's own
+/// certificate (see `anchors`); made once per process, as Node reads the variable once.
+/// `None` leaves reqwest's own configuration, the platform's verifier alone.
+pub fn client_config() -> Option<&'static ClientConfig> {
+    static CONFIG: OnceLock<Option<ClientConfig>> = OnceLock::new();
+    let config = CONFIG.get_or_init(|| {
+        let roots = std::env::var_os(VARIABLE).map(|path| read(Path::new(&path)))?;
+        (!roots.is_empty()).then(|| with_roots(roots)).flatten()
+    });
+    config.as_ref()
+}
+
+fn with_roots(roots: Vec<CertificateDer<'static>>) -> Option<ClientConfig> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let platform =
+        rustls_platform_verifier::Verifier::new_with_extra_roots(roots.clone(), provider.clone());
+    let verifier = OwnAnchors {
+        inner: Arc::new(platform.ok()?),
+        anchors: roots,
+    };
+    let mut config = ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .ok()?
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(verifier))
+        .with_no_client_auth();
+    // As reqwest offers them with its own configuration: HTTP/2 where the server has it.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Some(config)
 }
 
 /// The usable certificates of the PEM file at `path`, up to its first malformed block (as
@@ -28,14 +55,13 @@ pub fn extra_roots() -> &'static [reqwest::Certificate] {
 /// leave the system's roots alone, silently: Node has already warned about this same file
 /// when the process started, and reqwest refuses to build a client at all when one of its
 /// extra roots does not parse, which would fail every remote server, `http://` ones too.
-fn read(path: &Path) -> Vec<reqwest::Certificate> {
+fn read(path: &Path) -> Vec<CertificateDer<'static>> {
     let Ok(pem) = std::fs::read(path) else {
         return Vec::new();
     };
     CertificateDer::pem_slice_iter(&pem)
         .map_while(Result::ok)
         .filter(|der| RootCertStore::empty().add(der.clone()).is_ok())
-        .filter_map(|der| reqwest::Certificate::from_der(&der).ok())
         .collect()
 }
 
@@ -76,7 +102,7 @@ fn tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rus
         .or_else(|| error.source().and_then(tls_error))
 }
 
-const CA_CERTIFICATE_ADVICE: &str = "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is refused even when trusted: give the server one that is not (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`), and name it, or the CA that signed it, in NODE_EXTRA_CA_CERTS";
+const CA_CERTIFICATE_ADVICE: &str = "; the server's certificate is a CA's (basicConstraints CA:TRUE), which is trusted only as itself: name that very certificate in NODE_EXTRA_CA_CERTS, or give the server one that is not a CA's (`-addext basicConstraints=critical,CA:FALSE` to `openssl req -x509`) and name it, or the CA that signed it, there";
 const CERTIFICATE_ADVICE: &str = "; if the server's certificate is signed by a private CA, name that CA's PEM file in NODE_EXTRA_CA_CERTS";
 
 #[cfg(test)]
