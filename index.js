@@ -140,8 +140,8 @@ function loadedTools(handle, calls, tools) {
   const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
   // Tools are keyed by their index in the summary.
   const native = {
-    start: (index, _tool, json, timeout, wantsProgress, maxTotal, task) =>
-      handle.callTool(index, json, timeout, wantsProgress, maxTotal, task),
+    start: (index, _tool, json, timeout, wantsProgress, maxTotal, task, trace) =>
+      handle.callTool(index, json, timeout, wantsProgress, maxTotal, task, trace),
     abort: (index, id) => handle.abortCall(index, id),
   }
   const make = mcpTools({

@@ -1,6 +1,7 @@
 // One tool call as both loadMcp's and the store's Tool handles run it: the AbortSignal
 // aborts the native call, onProgress stops once the call settles, and nothing rejects.
 import { abortedCall, progressGivenUp } from "../binding.js"
+import { traced, tracing } from "./trace.js"
 
 /** `onProgress` as native events reach it: nothing is delivered once the call has settled. */
 function progressListener(onProgress) {
@@ -17,12 +18,18 @@ function progressListener(onProgress) {
 /**
  * Runs a call of `target` (the server's name for the tool) with `args`, and shapes its
  * outcome as a ToolResult whose metadata starts from `metadata`. `calls` is the source's
- * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout, task)`
+ * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout, task, trace)`
  * starts the native call and returns its id, `native.abort(key, id)` aborts it. One object and
  * one promise per call: a plain call makes no closure, as 64 calls in flight make this the
- * JS thread's hot path.
+ * JS thread's hot path (a traced one does: see js/trace.js).
  */
 export function runToolCall(calls, native, key, metadata, target, args, ctx) {
+  const otel = tracing()
+  if (!otel) return startToolCall(calls, native, key, metadata, target, args, ctx, undefined)
+  return traced(otel, target, (trace) => startToolCall(calls, native, key, metadata, target, args, ctx, trace))
+}
+
+function startToolCall(calls, native, key, metadata, target, args, ctx, trace) {
   if (ctx != null) {
     const refused = refusedContext(ctx)
     if (refused) return Promise.resolve(failure(metadata, refused, INVALID_ARGUMENT))
@@ -45,6 +52,7 @@ export function runToolCall(calls, native, key, metadata, target, args, ctx) {
       onProgress !== undefined,
       ctx?.maxTotalTimeout,
       ctx?.task === true,
+      trace,
     )
   } catch (error) {
     return Promise.resolve(failure(metadata, error?.message ?? error, INTERNAL))

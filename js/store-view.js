@@ -31,8 +31,8 @@ export class View {
   #apps = { revision: -1, tools: [] }
   // How this view's tools start and abort native calls, keyed by service name (see `runToolCall`).
   #caller = {
-    start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task) =>
-      this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal, task),
+    start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task, trace) =>
+      this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal, task, trace),
     abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
   }
   #status = { revision: -1, value: undefined }

@@ -40,7 +40,7 @@ use crate::elicitation::{self, Answer, Elicitor, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::lock;
-use crate::session::{CallSpec, Hooks, Listings, Logger};
+use crate::session::{CallSpec, Hooks, Listings, Logger, trace_context};
 use crate::store::SharedCatalog;
 use crate::transport::local;
 
@@ -312,6 +312,7 @@ impl McpSourceHandle {
         wants_progress: bool,
         max_total_ms: Option<f64>,
         task: bool,
+        trace_json: Option<String>,
     ) -> Result<f64> {
         let tool = self.tool(index)?;
         let session = &self.source.sessions[tool.server];
@@ -320,6 +321,7 @@ impl McpSourceHandle {
             max_total: call_timeout(max_total_ms).or(session.max_total()),
             wants_progress,
             task,
+            trace: trace_json.as_deref().and_then(trace_context::members),
         };
         self.calls.started(env)?;
         let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());

@@ -18,6 +18,7 @@ mod request_meta;
 pub mod subscribe;
 mod task_support;
 mod tools_list;
+pub mod trace_context;
 pub mod wording;
 
 use std::sync::atomic::{AtomicBool, Ordering};

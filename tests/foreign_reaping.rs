@@ -44,6 +44,7 @@ async fn close_returns_when_something_else_reaped_the_server() {
         max_total: None,
         wants_progress: false,
         task: false,
+        trace: None,
     };
     source.sessions[0].start_call("quit", "{}", spec, Arc::new(Ignore));
     let (reaped, error) = stealer.join().expect("the stealer");

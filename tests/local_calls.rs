@@ -87,6 +87,7 @@ async fn call_tool(
         max_total: options.max_total,
         wants_progress: options.on_progress.is_some(),
         task: false,
+        trace: None,
     };
     let id = session.start_call(tool, args, spec, Arc::new(ChannelSink(tx)));
     let mut aborted = false;

@@ -17,7 +17,7 @@ use super::state::{self, NativeState, SharedStateStatus};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
-use crate::session::Hooks;
+use crate::session::{Hooks, trace_context};
 use crate::state::Shared;
 use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall, default_catalog_dir};
 
@@ -265,6 +265,7 @@ impl NativeStore {
         wants_progress: bool,
         max_total_ms: Option<f64>,
         task: bool,
+        trace_json: Option<String>,
     ) -> Result<f64> {
         let call = ToolCall {
             service: &service_name,
@@ -274,6 +275,7 @@ impl NativeStore {
             max_total: call_timeout(max_total_ms),
             wants_progress,
             task,
+            trace: trace_json.as_deref().and_then(trace_context::members),
         };
         self.calls.started(env)?;
         let id = self

@@ -106,6 +106,8 @@ struct Pending {
     members: Arc<str>,
     /// Whether its requests carry a progress token (calls do).
     progress_token: bool,
+    /// The caller's trace context, as `_meta` members.
+    trace: Option<Arc<str>>,
     clock: Clock,
     /// Rounds answered so far.
     rounds: u32,
@@ -132,6 +134,7 @@ impl Pending {
             phase,
             members: "".into(),
             progress_token: false,
+            trace: None,
             clock: Clock::new(Duration::MAX, None, false),
             rounds: 0,
             answered: None,
@@ -225,6 +228,7 @@ impl Engine {
         };
         pending.members = format!("\"name\":{name},\"arguments\":{args}{task}").into();
         pending.progress_token = true;
+        pending.trace = spec.trace;
         pending.task = spec.task.then(|| Task::new(id));
         let state = self.table().state;
         match state {

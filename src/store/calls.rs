@@ -29,6 +29,8 @@ pub struct ToolCall<'a> {
     pub wants_progress: bool,
     /// Asks for a task (`ToolContext.task`).
     pub task: bool,
+    /// The caller's trace context, as `_meta` members.
+    pub trace: Option<Arc<str>>,
 }
 
 impl Store {
@@ -64,6 +66,7 @@ impl Store {
             max_total: call.max_total.or(service.max_total),
             wants_progress: call.wants_progress,
             task: call.task,
+            trace: call.trace,
         };
         if matches!(
             service.state.borrow().phase,

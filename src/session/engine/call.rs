@@ -21,7 +21,7 @@ pub trait CallSink: Send + Sync {
 }
 
 /// How one `tools/call` is run.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct CallSpec {
     /// Restarted by progress, paused while a person answers an elicitation.
     pub timeout: Duration,
@@ -32,6 +32,8 @@ pub struct CallSpec {
     /// Whether to run it as a task: the caller's wish (`ToolContext.task`) until the
     /// session weighs it against the tool's `execution.taskSupport`.
     pub task: bool,
+    /// The caller's trace context as `_meta` members (see `trace_context`).
+    pub trace: Option<Arc<str>>,
 }
 
 /// Request ids, unique in the process, so that one sink can serve many sessions.

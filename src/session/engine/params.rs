@@ -1,6 +1,7 @@
 //! The params of a request as JSON text: its own members passed through as the caller
 //! wrote them; in a later round, the answers and the state the server asked for; and
-//! `_meta`, with the progress token of a request that takes progress and the era's members.
+//! `_meta`, with the progress token of a request that takes progress, the era's members
+//! and the caller's trace context.
 
 use super::Pending;
 use super::line_wire::ID_PREFIX;
@@ -15,6 +16,7 @@ pub(super) fn compose(id: u64, pending: &Pending, meta: &str) -> String {
             params.push_str(&format!(",\"requestState\":{state}"));
         }
     }
+    let meta = format!("{meta}{}", pending.trace.as_deref().unwrap_or_default());
     if pending.progress_token {
         member(
             &mut params,

@@ -144,6 +144,7 @@ impl Rig {
             max_total: max_total.map(Duration::from_millis),
             wants_progress: true,
             task,
+            trace: None,
         };
         let id = crate::session::engine::call::next_id();
         self.engine

@@ -1,0 +1,71 @@
+// Trace context and spans (SEP-414): with the OpenTelemetry SDK registered (its in-memory
+// exporter), a tool call runs in a client span under the caller's, and the server, written
+// with the official SDK of each era, receives that span's context in `params._meta`.
+import assert from "node:assert/strict"
+import { after, before, test } from "node:test"
+import { context, propagation, trace, SpanKind } from "@opentelemetry/api"
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks"
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { createMcpStore, loadMcp, type StoreTool, type Tool } from "toolnexus"
+import { fixture, NODE } from "./helpers.js"
+
+const exporter = new InMemorySpanExporter()
+before(() => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+})
+after(() => {
+  trace.disable()
+  context.disable()
+})
+
+const config = {
+  v1: { command: [NODE, fixture("trace-server.mjs"), "v1"], protocol: "2025-11-25" as const },
+  v2: { command: [NODE, fixture("trace-server.mjs"), "v2"], protocol: "2026-07-28" as const },
+}
+
+/** Calls `tool` inside an active span of the caller's, with baggage; what the server got, and the spans. */
+async function callInSpan(tool: Tool | StoreTool) {
+  exporter.reset()
+  const baggage = propagation.createBaggage({ "user id": { value: "a b" } })
+  const outer = trace.getTracer("agent").startSpan("agent step")
+  const parent = propagation.setBaggage(trace.setSpan(context.active(), outer), baggage)
+  const result = await context.with(parent, () => tool.execute({}))
+  outer.end()
+  const carried = JSON.parse(result.output) as { traceparent?: string; tracestate?: string; baggage?: string }
+  const spans = exporter.getFinishedSpans()
+  const call = spans.find((span) => span.name === `tools/call meta`)!
+  return { carried, call, outer, spans }
+}
+
+for (const era of ["v1", "v2"] as const) {
+  test(`a call's client span is the caller's child, and the server (SDK ${era}) gets its context in _meta`, async (t) => {
+    const source = await loadMcp({ [era]: config[era] })
+    t.after(() => source.close())
+    const { carried, call, outer } = await callInSpan(source.tools[0]!)
+    assert.ok(call, "a span for the call")
+    assert.equal(call.kind, SpanKind.CLIENT)
+    assert.equal(call.parentSpanContext?.spanId, outer.spanContext().spanId)
+    assert.equal(call.spanContext().traceId, outer.spanContext().traceId)
+    assert.deepEqual(call.attributes, {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": "meta",
+      "gen_ai.operation.name": "execute_tool",
+    })
+    const { traceId, spanId } = call.spanContext()
+    assert.equal(carried.traceparent, `00-${traceId}-${spanId}-01`)
+    assert.equal(carried.baggage, "user%20id=a%20b")
+  })
+}
+
+test("a store's calls are traced the same; without an active span or provider a call carries nothing", async (t) => {
+  const store = createMcpStore({ v2: config.v2 }, { catalog: false })
+  t.after(() => store.close())
+  await store.listToolsAsync()
+  const [tool] = store.tools()
+  const { carried, call } = await callInSpan(tool!)
+  assert.equal(carried.traceparent, `00-${call.spanContext().traceId}-${call.spanContext().spanId}-01`)
+  trace.disable()
+  const bare = JSON.parse((await tool!.execute({})).output)
+  assert.deepEqual(bare, {}, "no provider, no active span: no trace context")
+})
