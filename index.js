@@ -92,7 +92,7 @@ export async function loadMcp(input, opts) {
   }
   // Not enumerable, as the other methods: the source's own keys stay the contract's.
   Object.defineProperty(source, "appTools", { value: models < 0 ? [] : loaded.slice(models) })
-  const ask = (server, kind, params) => handle.ask(server, kind, params)
+  const ask = (server, kind, params, trace) => handle.ask(server, kind, params, trace)
   withSearch(source, (query, limit) => handle.searchTools(query, limit))
   const subscribe = (server, uri, onText) => handle.subscribeResource(server, uri, onText)
   return withOffers(source, ask, () => handle.serverNames(), subscribe)

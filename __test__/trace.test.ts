@@ -10,9 +10,10 @@ import { createMcpStore, loadMcp, type StoreTool, type Tool } from "toolnexus"
 import { fixture, NODE } from "./helpers.js"
 
 const exporter = new InMemorySpanExporter()
+const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] })
 before(() => {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable())
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+  trace.setGlobalTracerProvider(provider)
 })
 after(() => {
   trace.disable()
@@ -68,4 +69,26 @@ test("a store's calls are traced the same; without an active span or provider a 
   trace.disable()
   const bare = JSON.parse((await tool!.execute({})).output)
   assert.deepEqual(bare, {}, "no provider, no active span: no trace context")
+  trace.setGlobalTracerProvider(provider)
+})
+
+test("a host's request (a read) is traced and carries the context too; a failed call's span says its error", async (t) => {
+  const source = await loadMcp({ v2: config.v2 })
+  t.after(() => source.close())
+  exporter.reset()
+  const outer = trace.getTracer("agent").startSpan("agent step")
+  const parent = trace.setSpan(context.active(), outer)
+  const read = await context.with(parent, () => source.readResource("v2", "trace://meta"))
+  const failed = await context.with(parent, () => source.tools.find((tool) => tool.name === "v2_fail")!.execute({}))
+  outer.end()
+  const spans = exporter.getFinishedSpans()
+  const readSpan = spans.find((span) => span.name === "resources/read")!
+  assert.ok(readSpan, spans.map((span) => span.name).join(", "))
+  assert.equal(readSpan.parentSpanContext?.spanId, outer.spanContext().spanId)
+  const { traceId, spanId } = readSpan.spanContext()
+  const carried = JSON.parse(read.contents[0]!.text as string)
+  assert.equal(carried.traceparent, `00-${traceId}-${spanId}-01`)
+  assert.equal(failed.isError, true)
+  const failSpan = spans.find((span) => span.name === "tools/call fail")!
+  assert.equal(failSpan.attributes["error.type"], "tool_error")
 })

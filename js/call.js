@@ -26,7 +26,9 @@ function progressListener(onProgress) {
 export function runToolCall(calls, native, key, metadata, target, args, ctx) {
   const otel = tracing()
   if (!otel) return startToolCall(calls, native, key, metadata, target, args, ctx, undefined)
-  return traced(otel, target, (trace) => startToolCall(calls, native, key, metadata, target, args, ctx, trace))
+  return traced(otel, "tools/call", target, (trace) =>
+    startToolCall(calls, native, key, metadata, target, args, ctx, trace),
+  )
 }
 
 function startToolCall(calls, native, key, metadata, target, args, ctx, trace) {

@@ -3,6 +3,10 @@
 // SDK's names. The native side asks the live session; answers come back as the JSON text
 // the server sent.
 import { failureError, invalidArgument, nativeCoded } from "./errors.js"
+import { traced, tracing } from "./trace.js"
+
+/** The methods of the listings `ask` takes by their short names. */
+const LISTINGS = { resources: "resources/list", resourceTemplates: "resources/templates/list", prompts: "prompts/list" }
 
 /**
  * `native` (a call into the binding) as a function whose promise resolves the value the
@@ -22,14 +26,19 @@ const settling =
   }
 
 /**
- * The methods of a source or view over `ask(server, kind, paramsJson?)` (a promise of JSON
- * text, or of `{ code, message }` when it failed), `serverNames()` (the connected
+ * The methods of a source or view over `ask(server, kind, paramsJson?, traceJson?)` (a
+ * promise of JSON text, or of `{ code, message }` when it failed; traced, see trace.js), `serverNames()` (the connected
  * servers, in order) and `subscribe(server, uri, onText)` (a promise of a native
  * subscription with `unsubscribe()`, or of a failure; `onText` gets each update's params
  * as JSON text).
  */
 export function offerMethods(rawAsk, serverNames, rawSubscribe) {
-  const ask = settling(rawAsk, (answer) => typeof answer === "string")
+  const settled = settling(rawAsk, (answer) => typeof answer === "string")
+  const ask = (server, kind, params) => {
+    const otel = tracing()
+    if (!otel) return settled(server, kind, params)
+    return traced(otel, LISTINGS[kind] ?? kind, undefined, (trace) => settled(server, kind, params, trace))
+  }
   const subscribe = settling(rawSubscribe, (subscription) => typeof subscription?.unsubscribe === "function")
   const list = async (kind, server) => {
     const servers = server === undefined ? serverNames() : [String(server)]

@@ -93,7 +93,7 @@ export class View {
 
   /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
   #offered() {
-    const ask = (server, kind, params) => this.#native.ask(this.#agent, server, kind, params)
+    const ask = (server, kind, params, trace) => this.#native.ask(this.#agent, server, kind, params, trace)
     const subscribe = (server, uri, onText) => this.#native.subscribeResource(this.#agent, server, uri, onText)
     return (this.#offers ??= offerMethods(ask, () => this.#native.serverNames(this.#agent), subscribe))
   }

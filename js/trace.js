@@ -1,6 +1,7 @@
-// Trace context and spans for tool calls (SEP-414; OpenTelemetry's MCP conventions).
-// With `@opentelemetry/api` installed (an optional peer dependency), each call runs in a
-// client span under the caller's active one and carries that span's context in
+// Trace context and spans (SEP-414; OpenTelemetry's MCP conventions). With
+// `@opentelemetry/api` installed (an optional peer dependency), each tool call and each
+// request a host makes (listings, reads, prompts, completions) runs in a client span under
+// the caller's active one and carries that span's context in
 // `params._meta` (`traceparent`, `tracestate`, `baggage`), so the server's spans join the
 // caller's trace; `mcp.client.operation.duration` records how long it took. The API is
 // looked for at the first call; without it nothing is loaded, and without a registered
@@ -30,25 +31,22 @@ export function tracing() {
 }
 
 /**
- * Runs `start(trace)` for a `tools/call` of `tool` (as its server names it) in a span of
- * `otel` (see `tracing`), `trace` being the JSON of the trace context to carry, if there is
- * one; the promise it returns settles the span.
+ * Runs `start(trace)`, a request of `method` (for `tools/call`, of `tool` as its server
+ * names it), in a span of `otel` (see `tracing`), `trace` being the JSON of the trace
+ * context to carry, if there is one. The promise it returns settles the span: an `isError`
+ * result or a rejection gives it its `error.type`.
  */
-export function traced(otel, tool, start) {
+export function traced(otel, method, tool, start) {
   const parent = otel.context.active()
-  const attributes = {
-    "mcp.method.name": "tools/call",
-    "gen_ai.tool.name": tool,
-    "gen_ai.operation.name": "execute_tool",
-  }
-  const span = otel.trace
-    .getTracer("toolnexus")
-    .startSpan(`tools/call ${tool}`, { kind: otel.SpanKind.CLIENT, attributes }, parent)
+  const attributes = { "mcp.method.name": method }
+  if (tool !== undefined)
+    Object.assign(attributes, { "gen_ai.tool.name": tool, "gen_ai.operation.name": "execute_tool" })
+  const name = tool === undefined ? method : `${method} ${tool}`
+  const span = otel.trace.getTracer("toolnexus").startSpan(name, { kind: otel.SpanKind.CLIENT, attributes }, parent)
   const context = span.spanContext()
   if (!span.isRecording() && !otel.isSpanContextValid(context)) return start(undefined)
   const began = performance.now()
-  return start(carrier(otel, otel.trace.setSpan(parent, span), context)).then((result) => {
-    const error = result?.isError ? (result.metadata?.code ?? "tool_error") : undefined
+  const end = (error) => {
     if (error) {
       span.setAttribute("error.type", error)
       span.setStatus({ code: otel.SpanStatusCode.ERROR })
@@ -56,8 +54,17 @@ export function traced(otel, tool, start) {
     span.end()
     duration ??= otel.metrics.getMeter("toolnexus").createHistogram("mcp.client.operation.duration", { unit: "s" })
     duration.record((performance.now() - began) / 1000, error ? { ...attributes, "error.type": error } : attributes)
-    return result
-  })
+  }
+  return start(carrier(otel, otel.trace.setSpan(parent, span), context)).then(
+    (result) => {
+      end(result?.isError ? (result.metadata?.code ?? "tool_error") : undefined)
+      return result
+    },
+    (error) => {
+      end(error?.code ?? error?.name ?? "Error")
+      throw error
+    },
+  )
 }
 
 /** The W3C trace context of `span` in `context`, as JSON: what `params._meta` carries. */

@@ -39,6 +39,7 @@ use crate::redact::Redactor;
 use crate::transport::local::ChildProcess;
 
 pub use self::engine::call::{CallId, CallSink, CallSpec};
+pub use self::engine::params::Params;
 pub use self::engine::request::Progress;
 pub use self::error::{Error, Failure};
 pub use self::hooks::{Hooks, Listings, Logger};

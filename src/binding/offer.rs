@@ -15,8 +15,8 @@ use super::store::NativeStore;
 use super::{McpInventoryHandle, McpSourceHandle};
 use crate::code::{Code, Coded};
 use crate::listed_tool::ListedTool;
-use crate::session::Session;
 use crate::session::offers::{self, Kind, Listing};
+use crate::session::{Params, Session, trace_context};
 
 impl McpInventoryHandle {
     pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
@@ -47,17 +47,20 @@ impl McpSourceHandle {
     }
 }
 
-/// What a host asks of one server: a listing, or one of the requests it may send.
+/// What a host asks of one server: a listing, or one of the requests it may send; with
+/// the caller's trace context, if it has one.
 enum Ask {
-    List(Listing),
-    Request(&'static Kind<Box<RawValue>>, String),
+    List(Listing, Option<Arc<str>>),
+    Request(&'static Kind<Box<RawValue>>, Params),
 }
 
 impl Ask {
     /// `kind` is `"resources"`, `"resourceTemplates"`, `"prompts"`, or one of the methods
     /// `resources/read`, `prompts/get`, `completion/complete`, whose params `params_json`
-    /// (a JSON object) gives.
-    fn new(kind: &str, params_json: Option<String>) -> Result<Ask> {
+    /// (a JSON object) gives. `trace_json` is the caller's trace context (see
+    /// `trace_context`).
+    fn new(kind: &str, params_json: Option<String>, trace_json: Option<String>) -> Result<Ask> {
+        let trace = trace_json.as_deref().and_then(trace_context::members);
         let listing = match kind {
             "resources" => Some(Listing::Resources),
             "resourceTemplates" => Some(Listing::ResourceTemplates),
@@ -65,7 +68,7 @@ impl Ask {
             _ => None,
         };
         if let Some(listing) = listing {
-            return Ok(Ask::List(listing));
+            return Ok(Ask::List(listing, trace));
         }
         let request = match kind {
             "resources/read" => &offers::READ,
@@ -76,7 +79,8 @@ impl Ask {
         let params: Map<String, Value> =
             serde_json::from_str(params_json.as_deref().unwrap_or("{}"))
                 .map_err(|e| Error::from_reason(format!("{kind}: {e}")))?;
-        Ok(Ask::Request(request, offers::members(&params)))
+        let members = offers::members(&params);
+        Ok(Ask::Request(request, Params { members, trace }))
     }
 
     /// The answer as JSON text: a listing's entries as an array, a request's result
@@ -84,10 +88,13 @@ impl Ask {
     async fn run(self, session: Arc<Session>) -> std::result::Result<String, Coded> {
         let cancel = CancellationToken::new();
         let answer = match self {
-            Ask::List(listing) => session.list_offered(listing, &cancel).await.map(|entries| {
-                let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
-                format!("[{}]", entries.join(","))
-            }),
+            Ask::List(listing, trace) => {
+                let listed = session.list_offered(listing, trace, &cancel).await;
+                listed.map(|entries| {
+                    let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
+                    format!("[{}]", entries.join(","))
+                })
+            }
             Ask::Request(kind, params) if std::ptr::eq(kind, &offers::COMPLETE) => {
                 let answer = session.complete(params, &cancel).await;
                 answer.map(|result| result.get().to_owned())
@@ -121,8 +128,9 @@ impl McpSourceHandle {
         server: String,
         kind: String,
         params_json: Option<String>,
+        trace_json: Option<String>,
     ) -> Result<PromiseRaw<'env, Outcome<String>>> {
-        let ask = Ask::new(&kind, params_json)?;
+        let ask = Ask::new(&kind, params_json, trace_json)?;
         let session = self.session(&server);
         settle(env, async move { ask.run(session?).await })
     }
@@ -155,8 +163,9 @@ impl NativeStore {
         server: String,
         kind: String,
         params_json: Option<String>,
+        trace_json: Option<String>,
     ) -> Result<PromiseRaw<'env, Outcome<String>>> {
-        let ask = Ask::new(&kind, params_json)?;
+        let ask = Ask::new(&kind, params_json, trace_json)?;
         let session = self.store.session_of(agent.as_deref(), &server);
         settle(env, async move { ask.run(session?).await })
     }

@@ -10,7 +10,7 @@ pub mod call;
 mod ending;
 mod line_wire;
 mod not_sent;
-mod params;
+pub mod params;
 mod peer_wire;
 pub mod request;
 pub mod rounds;
@@ -30,6 +30,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use self::call::{Call, CallSink, CallSpec};
+use self::params::Params;
 use self::request::{Caller, Decoded, Kind, Progress, Waiter};
 use self::task::{Read, Task};
 use self::timer::Clock;
@@ -250,14 +251,15 @@ impl Engine {
     pub async fn request<T: Send + 'static>(
         &self,
         kind: &'static Kind<T>,
-        members: String,
+        params: impl Into<Params>,
         timeout: Duration,
         cancel: &CancellationToken,
     ) -> Result<T, Failure> {
         let id = call::next_id();
         let (waiter, answer) = Waiter::new(kind);
         let mut pending = Pending::new(id, Arc::new(waiter), kind.method, kind.method.into());
-        pending.members = members.into();
+        let Params { members, trace } = params.into();
+        (pending.members, pending.trace) = (members.into(), trace);
         {
             let State::Open = self.table().state else {
                 let phase = kind.method;

@@ -4,15 +4,16 @@
 //! them, for the host to parse.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
-use super::Session;
 pub use super::engine::request::Kind;
 use super::error::{Error, Failure};
+use super::{Params, Session};
 use crate::listed_tool::take_member;
 
 /// A listing that pages more often than this is treated as broken, as `tools/list` is.
@@ -139,6 +140,7 @@ impl Session {
     pub async fn list_offered(
         &self,
         listing: Listing,
+        trace: Option<Arc<str>>,
         cancel: &CancellationToken,
     ) -> Result<Vec<Box<RawValue>>, Failure> {
         let capability = match listing {
@@ -156,7 +158,10 @@ impl Session {
             let params = cursor.as_ref().map_or_else(String::new, |c| {
                 format!("\"cursor\":{}", Value::from(c.as_str()))
             });
-            let page = self.request(kind, params, cancel).await?;
+            let (members, trace) = (params, trace.clone());
+            let page = self
+                .request(kind, Params { members, trace }, cancel)
+                .await?;
             entries.extend(page.entries);
             let method = kind.method;
             match page.next_cursor {
@@ -179,7 +184,7 @@ impl Session {
     pub async fn request<T: Send + 'static>(
         &self,
         kind: &'static Kind<T>,
-        params: String,
+        params: impl Into<Params>,
         cancel: &CancellationToken,
     ) -> Result<T, Failure> {
         let answer = self
@@ -194,8 +199,8 @@ impl Session {
     /// fails (the server's tools are what decides whether it is up).
     pub async fn offered_counts(&self, cancel: &CancellationToken) -> Vec<(&'static str, usize)> {
         let (resources, prompts) = tokio::join!(
-            self.list_offered(Listing::Resources, cancel),
-            self.list_offered(Listing::Prompts, cancel)
+            self.list_offered(Listing::Resources, None, cancel),
+            self.list_offered(Listing::Prompts, None, cancel)
         );
         let mut counts = Vec::new();
         if let Ok(resources) = resources.as_ref().map(Vec::len)
@@ -215,7 +220,7 @@ impl Session {
     /// declares no completions.
     pub async fn complete(
         &self,
-        params: String,
+        params: Params,
         cancel: &CancellationToken,
     ) -> Result<Box<RawValue>, Failure> {
         if !self.offers("completions") {

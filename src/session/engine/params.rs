@@ -3,8 +3,26 @@
 //! `_meta`, with the progress token of a request that takes progress, the era's members
 //! and the caller's trace context.
 
+use std::sync::Arc;
+
 use super::Pending;
 use super::line_wire::ID_PREFIX;
+
+/// A request's own params members (JSON text without braces), and the caller's trace
+/// context to carry in its `_meta` (see `trace_context`).
+pub struct Params {
+    pub members: String,
+    pub trace: Option<Arc<str>>,
+}
+
+impl From<String> for Params {
+    fn from(members: String) -> Params {
+        Params {
+            members,
+            trace: None,
+        }
+    }
+}
 
 pub(super) fn compose(id: u64, pending: &Pending, meta: &str) -> String {
     let mut params = String::from("{");
