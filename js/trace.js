@@ -4,8 +4,8 @@
 // the caller's active one and carries that span's context in
 // `params._meta` (`traceparent`, `tracestate`, `baggage`), so the server's spans join the
 // caller's trace; `mcp.client.operation.duration` records how long it took. The API is
-// looked for at the first call; without it nothing is loaded, and without a registered
-// provider its spans are the API's no-op ones.
+// looked for at the first call; without it nothing is loaded, and with neither a
+// registered provider nor an active span nothing is traced.
 import { createRequire } from "node:module"
 
 let otel // undefined: not looked for yet; null: not installed
