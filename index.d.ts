@@ -69,6 +69,8 @@ export type ErrorCode =
   | "TOOLNEXUS_OUTPUT_INVALID"
   | "TOOLNEXUS_OVERWHELMED"
   | "TOOLNEXUS_MISSING_DEPENDENCY"
+  | "TOOLNEXUS_SKILL_REJECTED"
+  | "TOOLNEXUS_UNKNOWN_SKILL"
   | "TOOLNEXUS_INTERNAL"
 
 /** Per-call options for {@link Tool.execute}. */
@@ -1012,18 +1014,28 @@ export type CompleteRef = { type: "ref/prompt"; name: string } | { type: "ref/re
  * the view's name for it). Listings follow every page; a server that does not declare the
  * capability answers an empty list. A failure rejects with an `Error` whose message names
  * the server (secrets hidden); a name that is not a connected server rejects at once.
- * Listings are asked of the live server each time (a store keeps none in memory), so they
- * are always the server's current ones, whatever its list changes or `ttlMs` said.
+ *
+ * Cache hints (SEP-2549): a listing or a read whose result carries a positive `ttlMs` is
+ * kept for that long (at most a day) and a repeat is answered from memory, unless
+ * {@link CacheOptions.cacheMode} says otherwise. What is kept belongs to the session that
+ * asked, so a `private` answer never serves other credentials; a `public` one is also
+ * shared through the fleet's `state`, when one is set, for every instance with the same
+ * entry. A list change the server announces, or an update of a read resource, drops
+ * what was kept of it. Without `ttlMs` (every 2025-era server) each call asks the server.
  */
 export interface McpOffers {
   /** Every resource of `server`, or of every connected server (in config order) when omitted. */
-  listResources(server?: string): Promise<ResourceInfo[]>
+  listResources(server?: string, options?: CacheOptions): Promise<ResourceInfo[]>
   /** Every resource template, as {@link McpOffers.listResources} lists resources. */
-  listResourceTemplates(server?: string): Promise<ResourceTemplateInfo[]>
+  listResourceTemplates(server?: string, options?: CacheOptions): Promise<ResourceTemplateInfo[]>
   /** `resources/read`: the result as sent (an MCP Apps `ui://` view is read like any other). */
-  readResource(server: string, uri: string): Promise<{ contents: ResourceContents[]; [key: string]: unknown }>
+  readResource(
+    server: string,
+    uri: string,
+    options?: CacheOptions,
+  ): Promise<{ contents: ResourceContents[]; [key: string]: unknown }>
   /** Every prompt, as {@link McpOffers.listResources} lists resources. */
-  listPrompts(server?: string): Promise<PromptInfo[]>
+  listPrompts(server?: string, options?: CacheOptions): Promise<PromptInfo[]>
   /** `prompts/get` with its arguments: the result as sent. */
   getPrompt(
     server: string,
@@ -1063,6 +1075,78 @@ export interface McpOffers {
     uri: string,
     onUpdate: (update: ResourceUpdate) => void | Promise<void>,
   ): Promise<() => Promise<void>>
+  /**
+   * Every skill `server` (or every connected server, in config order) publishes through
+   * the skills extension (`skills/list`, every page), as its entries say: nothing of a
+   * skill is read. A server without the extension lists none. An entry that breaks the
+   * extension's rules rejects with `TOOLNEXUS_SKILL_REJECTED`, naming the server and the
+   * skill.
+   */
+  listSkills(server?: string, options?: CacheOptions): Promise<SkillEntry[]>
+  /**
+   * Loads one skill of `server`: `skill` is its name as listed, or the URI of its
+   * `SKILL.md` (asked with `skills/get`, so an unlisted skill loads too). Its limits (512
+   * files, 16 MiB) are checked from the entry first; then its `SKILL.md` is read and
+   * checked against the entry: size, SHA-256 digest, and frontmatter field by field. A
+   * mismatch rejects with `TOOLNEXUS_SKILL_REJECTED` naming the server, the skill and
+   * what differs; an unknown name with `TOOLNEXUS_UNKNOWN_SKILL`; a name two skills share
+   * with `TOOLNEXUS_INVALID_ARGUMENT` (name one by its URI).
+   */
+  loadSkill(server: string, skill: string): Promise<LoadedSkill>
+}
+
+/** Per call: how kept answers may serve it (see {@link McpOffers}). */
+export interface CacheOptions {
+  /**
+   * `"use"` (the default): a fresh kept answer, else the server's, kept as it says;
+   * `"refresh"`: always the server's, kept; `"bypass"`: always the server's, nothing kept.
+   */
+  cacheMode?: "use" | "refresh" | "bypass"
+}
+
+/** A skill as its server lists it (`skills/list`), with the server it came from. */
+export interface SkillEntry {
+  /** As in {@link ResourceInfo.server}. */
+  server: string
+  /** The URI of its `SKILL.md`: with the server, what identifies the skill. */
+  uri: string
+  /** `frontmatter.name`: a label, which two skills of one server may share. */
+  name: string
+  /** Its `SKILL.md` frontmatter, every field the author wrote. */
+  frontmatter: { name: string; description: string; [field: string]: unknown }
+  /** Every file of the skill with its SHA-256 digest and size, or `"dynamic"` (no digests). */
+  resources: Array<{ uri: string; digest: string; size: number }> | "dynamic"
+}
+
+/** A loaded skill: its `SKILL.md` read and verified against its entry. */
+export interface LoadedSkill extends SkillEntry {
+  /** `SKILL.md` after its frontmatter. */
+  body: string
+  /** Its files other than `SKILL.md`, none read yet; `path` is relative to the skill's root. */
+  files: Array<{ path: string; uri: string; size: number }>
+  /** Whether its files are checked against digests: `false` only for a `"dynamic"` skill. */
+  verified: boolean
+  /** The media type the server gave `SKILL.md`. */
+  mimeType?: string | null
+  /**
+   * Reads one file, by its path in the skill (`references/FORMS.md`) or its URI, and checks
+   * it against the entry (size, then digest) before returning it. A file the entry does
+   * not list rejects with `TOOLNEXUS_SKILL_REJECTED` before anything is asked.
+   */
+  readFile(path: string): Promise<SkillFile>
+}
+
+/** A file of a loaded skill, as read and checked. */
+export interface SkillFile {
+  path: string
+  uri: string
+  /** Its length in bytes. */
+  size: number
+  mimeType?: string
+  /** The file, when the server sent it as text. */
+  text?: string
+  /** The file in base64, when the server sent it as a blob. */
+  blob?: string
 }
 
 // Declaration merging: a report counts what a connected server offers, when it declares it.

@@ -95,7 +95,8 @@ export async function loadMcp(input, opts) {
   const ask = (server, kind, params, trace) => handle.ask(server, kind, params, trace)
   withSearch(source, (query, limit) => handle.searchTools(query, limit))
   const subscribe = (server, uri, onText) => handle.subscribeResource(server, uri, onText)
-  return withOffers(source, ask, () => handle.serverNames(), subscribe)
+  const attributes = (server) => handle.spanAttributes(server)
+  return withOffers(source, ask, () => handle.serverNames(), subscribe, attributes)
 }
 
 /** `waitFor` as the binding calls it: JSON in, JSON out, and a throw answers "cancelled". */
@@ -143,6 +144,7 @@ function loadedTools(handle, calls, tools) {
     start: (index, _tool, json, timeout, wantsProgress, maxTotal, task, trace) =>
       handle.callTool(index, json, timeout, wantsProgress, maxTotal, task, trace),
     abort: (index, id) => handle.abortCall(index, id),
+    attributes: (index) => handle.spanAttributes(tools[index].server),
   }
   const make = mcpTools({
     schema: (index) => (schemas[index] ??= JSON.parse(handle.inputSchema(index))),

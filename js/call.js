@@ -19,15 +19,20 @@ function progressListener(onProgress) {
  * Runs a call of `target` (the server's name for the tool) with `args`, and shapes its
  * outcome as a ToolResult whose metadata starts from `metadata`. `calls` is the source's
  * call queue; `native.start(key, target, argsJson, timeout, wantsProgress, maxTotalTimeout, task, trace)`
- * starts the native call and returns its id, `native.abort(key, id)` aborts it. One object and
+ * starts the native call and returns its id, `native.abort(key, id)` aborts it,
+ * `native.attributes(key)` gives its server's span attributes (see js/trace.js). One object and
  * one promise per call: a plain call makes no closure, as 64 calls in flight make this the
  * JS thread's hot path (a traced one does: see js/trace.js).
  */
 export function runToolCall(calls, native, key, metadata, target, args, ctx) {
   const otel = tracing()
   if (!otel) return startToolCall(calls, native, key, metadata, target, args, ctx, undefined)
-  return traced(otel, "tools/call", target, (trace) =>
-    startToolCall(calls, native, key, metadata, target, args, ctx, trace),
+  return traced(
+    otel,
+    "tools/call",
+    target,
+    (trace) => startToolCall(calls, native, key, metadata, target, args, ctx, trace),
+    () => native.attributes(key),
   )
 }
 

@@ -34,6 +34,7 @@ export class View {
     start: (serviceName, target, json, timeout, wantsProgress, maxTotal, task, trace) =>
       this.#native.callTool(this.#agent, serviceName, target, json, timeout, wantsProgress, maxTotal, task, trace),
     abort: (serviceName, id) => this.#native.abortCall(this.#agent, serviceName, id),
+    attributes: (serviceName) => this.#native.spanAttributes(this.#agent, serviceName),
   }
   #status = { revision: -1, value: undefined }
   #offers
@@ -95,27 +96,39 @@ export class View {
   #offered() {
     const ask = (server, kind, params, trace) => this.#native.ask(this.#agent, server, kind, params, trace)
     const subscribe = (server, uri, onText) => this.#native.subscribeResource(this.#agent, server, uri, onText)
-    return (this.#offers ??= offerMethods(ask, () => this.#native.serverNames(this.#agent), subscribe))
+    const attributes = (server) => this.#native.spanAttributes(this.#agent, server)
+    const names = () => this.#native.serverNames(this.#agent)
+    return (this.#offers ??= offerMethods(ask, names, subscribe, attributes))
   }
 
   /** Every resource of the server the view names `server` (each server when omitted), each with its `server`. */
-  listResources(server) {
-    return this.#offered().listResources(server)
+  listResources(server, options) {
+    return this.#offered().listResources(server, options)
   }
 
   /** Every resource template, as `listResources` lists resources. */
-  listResourceTemplates(server) {
-    return this.#offered().listResourceTemplates(server)
+  listResourceTemplates(server, options) {
+    return this.#offered().listResourceTemplates(server, options)
   }
 
   /** `resources/read` of `uri`: `{ contents }` as the server sent them. */
-  readResource(server, uri) {
-    return this.#offered().readResource(server, uri)
+  readResource(server, uri, options) {
+    return this.#offered().readResource(server, uri, options)
   }
 
   /** Every prompt, as `listResources` lists resources. */
-  listPrompts(server) {
-    return this.#offered().listPrompts(server)
+  listPrompts(server, options) {
+    return this.#offered().listPrompts(server, options)
+  }
+
+  /** Every skill, as `listResources` lists resources: entries only, nothing read. */
+  listSkills(server, options) {
+    return this.#offered().listSkills(server, options)
+  }
+
+  /** One skill by name or `SKILL.md` URI, its `SKILL.md` read and verified (see index.d.ts). */
+  loadSkill(server, skill) {
+    return this.#offered().loadSkill(server, skill)
   }
 
   /** `prompts/get`: `{ description?, messages }` as the server sent them. */

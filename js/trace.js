@@ -33,12 +33,13 @@ export function tracing() {
 /**
  * Runs `start(trace)`, a request of `method` (for `tools/call`, of `tool` as its server
  * names it), in a span of `otel` (see `tracing`), `trace` being the JSON of the trace
- * context to carry, if there is one. The promise it returns settles the span: an `isError`
- * result or a rejection gives it its `error.type`.
+ * context to carry, if there is one. `server()` gives the server's own attributes as JSON
+ * (protocol version, transport, address), or null. The promise it returns settles the
+ * span: an `isError` result or a rejection gives it its `error.type`.
  */
-export function traced(otel, method, tool, start) {
+export function traced(otel, method, tool, start, server) {
   const parent = otel.context.active()
-  const attributes = { "mcp.method.name": method }
+  const attributes = { "mcp.method.name": method, ...JSON.parse(server?.() ?? "{}") }
   if (tool !== undefined)
     Object.assign(attributes, { "gen_ai.tool.name": tool, "gen_ai.operation.name": "execute_tool" })
   const name = tool === undefined ? method : `${method} ${tool}`

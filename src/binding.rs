@@ -17,6 +17,7 @@ mod live;
 mod oauth;
 mod provider_schema;
 mod search;
+mod skills;
 mod state;
 mod state_store;
 mod subscription;
@@ -260,6 +261,7 @@ pub fn load_mcp<'env>(
             let catalog = within_runtime_if_available(|| SharedCatalog::new(shared));
             Arc::new(catalog) as Arc<dyn Listings>
         }),
+        shelves: state::shelves(shared.as_ref()),
     };
     env.spawn_future(async move {
         let source = inventory::load_source(&config, &hooks, &cancel)

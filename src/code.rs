@@ -36,12 +36,17 @@ pub enum Code {
     OutputInvalid,
     /// Progress came faster than the host took it; the call was given up.
     Overwhelmed,
+    /// A skill, or one of its files, is not what the server's listing says, or breaks the
+    /// skills extension's rules or limits: it is not used.
+    SkillRejected,
+    /// No skill of that name on that server.
+    UnknownSkill,
     /// Not expected to happen: a bug of toolnexus's.
     Internal,
 }
 
 impl Code {
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 19] = [
         Code::Timeout,
         Code::Aborted,
         Code::Closed,
@@ -58,6 +63,8 @@ impl Code {
         Code::InputRequired,
         Code::OutputInvalid,
         Code::Overwhelmed,
+        Code::SkillRejected,
+        Code::UnknownSkill,
         Code::Internal,
     ];
 
@@ -79,6 +86,8 @@ impl Code {
             Code::InputRequired => "TOOLNEXUS_INPUT_REQUIRED",
             Code::OutputInvalid => "TOOLNEXUS_OUTPUT_INVALID",
             Code::Overwhelmed => "TOOLNEXUS_OVERWHELMED",
+            Code::SkillRejected => "TOOLNEXUS_SKILL_REJECTED",
+            Code::UnknownSkill => "TOOLNEXUS_UNKNOWN_SKILL",
             Code::Internal => "TOOLNEXUS_INTERNAL",
         }
     }

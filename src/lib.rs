@@ -20,6 +20,7 @@ pub mod provider_schema;
 pub mod redact;
 pub mod search;
 pub mod session;
+pub mod skills;
 pub mod state;
 pub mod store;
 pub mod tool_names;

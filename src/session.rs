@@ -2,6 +2,7 @@
 //! close. Every request is bounded by the server's timeout, by the caller's cancellation
 //! and, for local servers, by the child's exit, so no step can hang.
 
+pub mod cache;
 mod connect;
 mod engine;
 pub mod error;
@@ -32,17 +33,18 @@ use tokio_util::sync::CancellationToken;
 use self::engine::Engine;
 use self::handler::{Client, Shared};
 use self::redacted::RedactingSink;
-use crate::config::ServerSpec;
+use crate::config::{ServerSpec, TransportSpec};
 use crate::listed_tool::{CacheHints, ListedTool};
 use crate::lock::lock;
 use crate::redact::Redactor;
 use crate::transport::local::ChildProcess;
 
+pub use self::cache::{CacheMode, Shelf};
 pub use self::engine::call::{CallId, CallSink, CallSpec};
 pub use self::engine::params::Params;
 pub use self::engine::request::Progress;
 pub use self::error::{Error, Failure};
-pub use self::hooks::{Hooks, Listings, Logger};
+pub use self::hooks::{Hooks, Listings, Logger, Shelves};
 
 /// A `ttlMs` shorter than this re-lists no more often than this.
 const MIN_TTL: Duration = Duration::from_secs(1);
@@ -68,6 +70,8 @@ pub struct Session {
     task_support: task_support::TaskSupport,
     /// Cancelled when the session closes: ends what it runs beside the calls.
     closing: CancellationToken,
+    /// A remote server's host and port, for the spans of its requests.
+    address: Option<(String, Option<u16>)>,
 }
 
 impl Session {
@@ -94,7 +98,37 @@ impl Session {
             output_schemas: Default::default(),
             task_support: Default::default(),
             closing: CancellationToken::new(),
+            address: match &spec.transport {
+                TransportSpec::Remote(remote) => {
+                    reqwest::Url::parse(&remote.url).ok().and_then(|url| {
+                        Some((url.host_str()?.to_owned(), url.port_or_known_default()))
+                    })
+                }
+                TransportSpec::Local(_) => None,
+            },
         })
+    }
+
+    /// The attributes OpenTelemetry's MCP conventions give a span of this server's
+    /// requests, as one JSON object's text: its protocol version, and how it is reached.
+    pub fn span_attributes(&self) -> String {
+        let mut attributes = serde_json::Map::new();
+        if let Some(version) = self.protocol_version() {
+            attributes.insert("mcp.protocol.version".into(), version.into());
+        }
+        let transport = if self.address.is_some() {
+            "tcp"
+        } else {
+            "pipe"
+        };
+        attributes.insert("network.transport".into(), transport.into());
+        if let Some((host, port)) = &self.address {
+            attributes.insert("server.address".into(), host.as_str().into());
+            if let Some(port) = port {
+                attributes.insert("server.port".into(), (*port).into());
+            }
+        }
+        serde_json::Value::Object(attributes).to_string()
     }
 
     pub fn name(&self) -> &str {
@@ -175,6 +209,13 @@ impl Session {
     /// `notifications/tools/list_changed` in the 2025 era, through a `subscriptions/listen`
     /// request (opened by the first call) in the 2026 one.
     pub fn tool_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.follow_changes();
+        self.shared.tools_changed.subscribe()
+    }
+
+    /// Opens, once, a modern session's `subscriptions/listen` for list changes (see
+    /// `listen`); a 2025-era server sends them unasked.
+    fn follow_changes(&self) {
         let modern = self
             .peer
             .peer_info()
@@ -186,7 +227,6 @@ impl Session {
                 self.closing.clone(),
             ));
         }
-        self.shared.tools_changed.subscribe()
     }
 
     /// Starts `tools/call` (the server's own tool name, the arguments as JSON text);

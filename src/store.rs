@@ -25,7 +25,7 @@ mod tests;
 
 pub use calls::ToolCall;
 pub use catalog::default_dir as default_catalog_dir;
-pub use fleet::{Instance, SharedCatalog};
+pub use fleet::{Instance, SharedCatalog, SharedShelves};
 pub use listing::{Entry, Group, Listing};
 
 use std::path::PathBuf;

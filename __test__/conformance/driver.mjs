@@ -1,9 +1,11 @@
 // The client the MCP conformance suite drives: `conformance client --command "node
 // driver.mjs"` appends the scenario server's URL. It uses only toolnexus's public API,
-// as a user would: load the server, call its tools, answer elicitations, close.
+// as a user would: load the server, call its tools, answer elicitations, close. With
+// `--protocol=<revision>` before the URL, the server is spoken to in that revision only.
 import { loadMcp } from "toolnexus"
 
 const url = process.argv.at(-1)
+const protocol = process.argv.find((arg) => arg.startsWith("--protocol="))?.slice("--protocol=".length)
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO
 const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? "{}")
 
@@ -81,12 +83,39 @@ const tokenStore = {
   delete: (key) => void tokens.delete(key),
 }
 
+/**
+ * The SEP-2640 scenarios (Skills): list the skills; unless the scenario is about not
+ * prefetching, load each one and read each of its files, as a host using them would. A
+ * skill the scenario tampered with must be rejected at loadSkill, so none of its files is
+ * read: the rejection is printed, and is the expected outcome. Skills load by name, the
+ * listed entry being what they are checked against (the scenario servers answer no
+ * skills/get, which a load by URI would ask).
+ */
+async function useSkills(mcp) {
+  const skills = await mcp.listSkills()
+  console.log(`skills: ${skills.map((s) => s.uri).join(", ") || "none"}`)
+  if (scenario.endsWith("-no-prefetch")) return
+  for (const { server, name, uri } of skills) {
+    try {
+      const skill = await mcp.loadSkill(server, name)
+      console.log(`loaded ${uri}`)
+      for (const file of skill.files) {
+        const read = await skill.readFile(file.path)
+        console.log(`read ${read.uri}: ${read.size} bytes`)
+      }
+    } catch (error) {
+      console.log(`rejected ${uri}: ${error.code}: ${error.message}`)
+    }
+  }
+}
+
 const mcp = await loadMcp(
-  { conformance: { url, timeout: 20_000, oauth } },
+  { conformance: { url, timeout: 20_000, oauth, ...(protocol ? { protocol } : {}) } },
   { waitFor, oauth: { onAuthorize, tokenStore } },
 )
 try {
   if (mcp.status.conformance !== "connected") process.exitCode = 1
+  if (scenario?.startsWith("sep-2640-client")) await useSkills(mcp)
   byName = new Map(mcp.tools.map((tool) => [tool.name.replace(/^conformance_/, ""), tool]))
   for (const planned of context.toolCalls ?? plannedCalls(byName)) {
     const tool = byName.get(planned.name)

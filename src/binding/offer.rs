@@ -1,6 +1,6 @@
 //! What servers offer beyond tool names, as the JS layer asks for it: a tool's other
 //! members (`title`, `annotations`, `outputSchema`, ...), read when a host first reads one;
-//! resources, prompts and completions, asked of a live session.
+//! resources, prompts, skills and completions, asked of a live session.
 
 use std::sync::Arc;
 
@@ -11,12 +11,13 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::failure::{Outcome, named, settle};
+use super::skills::SkillAsk;
 use super::store::NativeStore;
 use super::{McpInventoryHandle, McpSourceHandle};
 use crate::code::{Code, Coded};
 use crate::listed_tool::ListedTool;
 use crate::session::offers::{self, Kind, Listing};
-use crate::session::{Params, Session, trace_context};
+use crate::session::{CacheMode, Params, Session, trace_context};
 
 impl McpInventoryHandle {
     pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
@@ -47,20 +48,36 @@ impl McpSourceHandle {
     }
 }
 
-/// What a host asks of one server: a listing, or one of the requests it may send; with
-/// the caller's trace context, if it has one.
+/// What a host asks of one server: a listing, a read, or one of the requests it may
+/// send; with the caller's trace context, if it has one, and how kept answers may serve.
 enum Ask {
-    List(Listing, Option<Arc<str>>),
+    List(Listing, CacheMode, Option<Arc<str>>),
+    Read(String, CacheMode, Option<Arc<str>>),
     Request(&'static Kind<Box<RawValue>>, Params),
+    Skill(SkillAsk, Option<Arc<str>>),
 }
 
 impl Ask {
-    /// `kind` is `"resources"`, `"resourceTemplates"`, `"prompts"`, or one of the methods
-    /// `resources/read`, `prompts/get`, `completion/complete`, whose params `params_json`
-    /// (a JSON object) gives. `trace_json` is the caller's trace context (see
-    /// `trace_context`).
+    /// `kind` is `"resources"`, `"resourceTemplates"`, `"prompts"`, one of the methods
+    /// `resources/read`, `prompts/get`, `completion/complete`, or a skill request (see
+    /// `SkillAsk`), whose params `params_json` (a JSON object) gives; its `cacheMode`
+    /// (`"use"`, `"refresh"`, `"bypass"`) is toolnexus's, not sent. `trace_json` is the
+    /// caller's trace context (see `trace_context`).
     fn new(kind: &str, params_json: Option<String>, trace_json: Option<String>) -> Result<Ask> {
         let trace = trace_json.as_deref().and_then(trace_context::members);
+        let invalid = |why: String| Error::new(Status::InvalidArg, format!("{kind}: {why}"));
+        let mut params: Map<String, Value> =
+            serde_json::from_str(params_json.as_deref().unwrap_or("{}"))
+                .map_err(|e| invalid(e.to_string()))?;
+        let mode = match params.remove("cacheMode") {
+            None | Some(Value::Null) => CacheMode::default(),
+            Some(Value::String(mode)) => CacheMode::parse(&mode).ok_or_else(|| {
+                invalid(format!(
+                    "cacheMode \"{mode}\" is not use, refresh or bypass"
+                ))
+            })?,
+            Some(other) => return Err(invalid(format!("cacheMode {other} is not a string"))),
+        };
         let listing = match kind {
             "resources" => Some(Listing::Resources),
             "resourceTemplates" => Some(Listing::ResourceTemplates),
@@ -68,17 +85,21 @@ impl Ask {
             _ => None,
         };
         if let Some(listing) = listing {
-            return Ok(Ask::List(listing, trace));
+            return Ok(Ask::List(listing, mode, trace));
+        }
+        if let Some(skill) = SkillAsk::new(kind, params.clone(), mode) {
+            return skill.map(|ask| Ask::Skill(ask, trace)).map_err(invalid);
+        }
+        if kind == "resources/read" {
+            let uri = params.get("uri").and_then(Value::as_str);
+            let uri = uri.ok_or_else(|| invalid("a uri is required".to_owned()))?;
+            return Ok(Ask::Read(uri.to_owned(), mode, trace));
         }
         let request = match kind {
-            "resources/read" => &offers::READ,
             "prompts/get" => &offers::GET_PROMPT,
             "completion/complete" => &offers::COMPLETE,
             _ => return Err(Error::from_reason(format!("no request \"{kind}\""))),
         };
-        let params: Map<String, Value> =
-            serde_json::from_str(params_json.as_deref().unwrap_or("{}"))
-                .map_err(|e| Error::from_reason(format!("{kind}: {e}")))?;
         let members = offers::members(&params);
         Ok(Ask::Request(request, Params { members, trace }))
     }
@@ -88,12 +109,13 @@ impl Ask {
     async fn run(self, session: Arc<Session>) -> std::result::Result<String, Coded> {
         let cancel = CancellationToken::new();
         let answer = match self {
-            Ask::List(listing, trace) => {
-                let listed = session.list_offered(listing, trace, &cancel).await;
-                listed.map(|entries| {
-                    let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
-                    format!("[{}]", entries.join(","))
-                })
+            Ask::List(listing, mode, trace) => {
+                let listed = session.offered(listing, mode, trace, &cancel).await;
+                listed.map(|text| text.to_string())
+            }
+            Ask::Read(uri, mode, trace) => {
+                let read = session.read(&uri, mode, trace, &cancel).await;
+                read.map(|text| text.to_string())
             }
             Ask::Request(kind, params) if std::ptr::eq(kind, &offers::COMPLETE) => {
                 let answer = session.complete(params, &cancel).await;
@@ -103,6 +125,7 @@ impl Ask {
                 let answer = session.request(kind, params, &cancel).await;
                 answer.map(|result| result.get().to_owned())
             }
+            Ask::Skill(ask, trace) => return ask.run(&session, trace, &cancel).await,
         };
         answer.map_err(|failure| named(&session, failure))
     }
@@ -118,6 +141,15 @@ impl McpSourceHandle {
             .iter()
             .map(|s| s.name().to_owned())
             .collect()
+    }
+
+    /// The span attributes of `server`'s requests (see `Session::span_attributes`); null
+    /// when no such server is connected.
+    #[napi(catch_unwind)]
+    pub fn span_attributes(&self, server: String) -> Option<String> {
+        self.session(&server)
+            .ok()
+            .map(|session| session.span_attributes())
     }
 
     /// Asks `server` for `kind` (see `Ask::new`); resolves the answer's JSON text.
@@ -152,6 +184,13 @@ impl NativeStore {
     pub fn server_names(&self, agent: Option<String>) -> Vec<String> {
         let sessions = self.store.sessions(agent.as_deref()).into_iter();
         sessions.map(|(name, _)| name).collect()
+    }
+
+    /// As `McpSourceHandle.spanAttributes`, of a service as the view names it.
+    #[napi(catch_unwind)]
+    pub fn span_attributes(&self, agent: Option<String>, server: String) -> Option<String> {
+        let session = self.store.session_of(agent.as_deref(), &server).ok();
+        session.map(|session| session.span_attributes())
     }
 
     /// As `McpSourceHandle.ask`, of a service as the view names it.

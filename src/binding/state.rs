@@ -3,12 +3,15 @@
 
 use std::sync::Arc;
 
+use napi::bindgen_prelude::within_runtime_if_available;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::js_call::JsCall;
 use super::state_store::JsBackend;
+use crate::session::Shelves;
 use crate::state::{Health, Shared, StateError, open_redis};
+use crate::store::SharedShelves;
 
 /// The state option as the JS layer resolved it (`key` already taken from
 /// `TOOLNEXUS_STATE_KEY` when not given): a Redis URL, or none when the host's own
@@ -18,6 +21,13 @@ pub struct NativeState {
     pub url: Option<String>,
     pub namespace: Option<String>,
     pub key: Option<String>,
+}
+
+/// Where servers' public answers are shared: the fleet's state, when there is one.
+pub fn shelves(shared: Option<&Arc<Shared>>) -> Option<Arc<dyn Shelves>> {
+    let shared = shared?.clone();
+    let shelves = within_runtime_if_available(|| SharedShelves::new(shared));
+    Some(Arc::new(shelves) as Arc<dyn Shelves>)
 }
 
 /// Opens the shared state of `state`, on the host's `store` when it bridges one; its

@@ -131,6 +131,7 @@ impl NativeStore {
         // Supervisors are tokio tasks; the constructor runs on the Node thread.
         let hooks = Hooks {
             oauth: oauth_hooks(on_authorize, token_store, shared.as_ref()),
+            shelves: super::state::shelves(shared.as_ref()),
             ..Hooks::default()
         };
         let store = within_runtime_if_available(|| Store::new(config, hooks, options));

@@ -46,7 +46,11 @@ pub async fn connect(
     cancel: &CancellationToken,
 ) -> Result<Opened, Failure> {
     let redactor = Redactor::for_transport(&spec.transport);
-    let handler = Client(Shared::new(name, hooks, redactor.clone()));
+    let shelf = hooks
+        .shelves
+        .as_ref()
+        .and_then(|shelves| shelves.shelf(spec));
+    let handler = Client(Shared::new(name, hooks, redactor.clone(), shelf));
     let opened = start(name, spec, handler, cancel).await;
     opened.map_err(|failure| failure.redacted(&redactor))
 }

@@ -13,6 +13,7 @@ use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::cache::{Responses, Shelf};
 use super::engine::request::Progress;
 use super::hooks::Hooks;
 use super::subscribe::UpdateTo;
@@ -43,10 +44,19 @@ pub struct Shared {
     /// Counts `initialize` requests over streamable HTTP: those after the first are
     /// sessions rmcp re-established inside its transport.
     pub http_initializes: Arc<watch::Sender<u64>>,
+    /// The answers kept while their server says they are fresh.
+    pub responses: Responses,
+    /// Where public answers are shared beyond this session, if the host has a place.
+    pub shelf: Option<Arc<dyn Shelf>>,
 }
 
 impl Shared {
-    pub fn new(server: &str, hooks: &Hooks, redactor: Redactor) -> Arc<Shared> {
+    pub fn new(
+        server: &str,
+        hooks: &Hooks,
+        redactor: Redactor,
+        shelf: Option<Arc<dyn Shelf>>,
+    ) -> Arc<Shared> {
         Arc::new(Shared {
             server: server.to_owned(),
             hooks: hooks.clone(),
@@ -58,6 +68,8 @@ impl Shared {
             updates: Mutex::default(),
             transport_ended: watch::Sender::new(false),
             http_initializes: Arc::new(watch::Sender::new(0)),
+            responses: Responses::default(),
+            shelf,
         })
     }
 

@@ -19,6 +19,14 @@ pub struct Hooks {
     pub oauth: crate::auth::OAuthHooks,
     /// Told of each server's first listing (a fleet's shared catalog keeps it).
     pub listings: Option<Arc<dyn Listings>>,
+    /// Where servers' public answers are shared (a fleet's state), each server's apart.
+    pub shelves: Option<Arc<dyn Shelves>>,
+}
+
+/// Where a host shares servers' public answers.
+pub trait Shelves: Send + Sync {
+    /// The shelf of the server of `spec`: one per entry without its secrets.
+    fn shelf(&self, spec: &crate::config::ServerSpec) -> Option<Arc<dyn super::cache::Shelf>>;
 }
 
 /// Where a host keeps the listings its servers gave.

@@ -186,8 +186,9 @@ async fn observe(shared: &Shared, notification: &ServerNotification) {
             }
         }
         ServerNotification::ResourceUpdatedNotification(n) => {
+            shared.responses.forget_changed(notification);
             route_update(&shared.updates, &n.params, notification.get_meta());
         }
-        _ => {}
+        other => shared.responses.forget_changed(other),
     }
 }

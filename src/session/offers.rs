@@ -1,9 +1,11 @@
-//! What a server offers besides tools: resources, resource templates, prompts and
-//! completions. Each is a request on the engine's one request path (its table, its
+//! What a server offers besides tools: resources, resource templates, prompts, skills
+//! and completions. Each is a request on the engine's one request path (its table, its
 //! wording), bounded by the server's timeout; answers stay JSON text, as the server sent
-//! them, for the host to parse.
+//! them, for the host to parse. Listings and reads are kept while their server says they
+//! are fresh (see `cache`).
 
 use std::collections::HashSet;
+use std::future::Future;
 use std::sync::Arc;
 
 use serde::Deserialize;
@@ -11,6 +13,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 use tokio_util::sync::CancellationToken;
 
+pub use super::cache::{CacheMode, Freshness};
 pub use super::engine::request::Kind;
 use super::error::{Error, Failure};
 use super::{Params, Session};
@@ -25,12 +28,15 @@ pub enum Listing {
     Resources,
     ResourceTemplates,
     Prompts,
+    /// The entries of `skills/list` (the `io.modelcontextprotocol/skills` extension).
+    Skills,
 }
 
-/// A page of a listing: its entries as sent, and the cursor to the next.
+/// A page of a listing: its entries as sent, the cursor to the next, its freshness.
 pub struct Page {
     entries: Vec<Box<RawValue>>,
     next_cursor: Option<String>,
+    fresh: Freshness,
 }
 
 /// One page of any of the listings, each kind reading the member it names.
@@ -42,14 +48,21 @@ struct PageView {
     resource_templates: Option<Vec<Box<RawValue>>>,
     #[serde(default)]
     prompts: Option<Vec<Box<RawValue>>>,
+    #[serde(default)]
+    skills: Option<Vec<Box<RawValue>>>,
     #[serde(rename = "nextCursor", default)]
     next_cursor: Option<String>,
+    #[serde(rename = "ttlMs", default)]
+    ttl_ms: Option<f64>,
+    #[serde(rename = "cacheScope", default)]
+    cache_scope: Option<String>,
 }
 
 fn page(json: &str, entries: fn(&mut PageView) -> Option<Vec<Box<RawValue>>>) -> Option<Page> {
     let mut view: PageView = serde_json::from_str(json).ok()?;
     Some(Page {
         entries: entries(&mut view)?,
+        fresh: Freshness::from_hints(view.ttl_ms, view.cache_scope.as_deref()),
         next_cursor: view.next_cursor,
     })
 }
@@ -72,6 +85,12 @@ static PROMPTS: Kind<Page> = Kind {
     given_up: "the listing",
 };
 
+static SKILLS: Kind<Page> = Kind {
+    method: "skills/list",
+    decode: |json| page(json, |view| view.skills.take()),
+    given_up: "the listing",
+};
+
 /// The requests whose result a host gets as its JSON text.
 pub static READ: Kind<Box<RawValue>> = Kind {
     method: "resources/read",
@@ -83,6 +102,12 @@ pub static GET_PROMPT: Kind<Box<RawValue>> = Kind {
     method: "prompts/get",
     decode: result_object,
     given_up: "the prompt",
+};
+
+pub static GET_SKILL: Kind<Box<RawValue>> = Kind {
+    method: "skills/get",
+    decode: result_object,
+    given_up: "the skill",
 };
 
 pub static COMPLETE: Kind<Box<RawValue>> = Kind {
@@ -97,6 +122,7 @@ impl Listing {
             Listing::Resources => &RESOURCES,
             Listing::ResourceTemplates => &RESOURCE_TEMPLATES,
             Listing::Prompts => &PROMPTS,
+            Listing::Skills => &SKILLS,
         }
     }
 }
@@ -122,38 +148,125 @@ pub fn members(params: &serde_json::Map<String, Value>) -> String {
     members.collect::<Vec<_>>().join(",")
 }
 
+/// Whether `value`, read from a shelf (input, as a server's bytes are), has the shape of
+/// an answer to `method`: a listing's array, a read's object.
+fn answers(method: &str, value: &str) -> bool {
+    let opens = if method == READ.method { '{' } else { '[' };
+    value.trim_start().starts_with(opens) && serde_json::from_str::<&RawValue>(value).is_ok()
+}
+
 impl Session {
     /// Whether the server declared the capability a listing or request belongs to.
-    fn offers(&self, capability: &str) -> bool {
+    pub fn offers(&self, capability: &str) -> bool {
         self.peer.peer_info().is_some_and(|info| {
             let caps = &info.capabilities;
             match capability {
                 "resources" => caps.resources.is_some(),
                 "prompts" => caps.prompts.is_some(),
+                "skills" => caps.supports_skills(),
                 _ => caps.completions.is_some(),
             }
         })
     }
 
+    /// Every entry of `listing` as one JSON array's text (empty when the server does not
+    /// offer it), kept while the server says it is fresh; `mode` says whether a kept one
+    /// may answer and whether this one is kept.
+    pub async fn offered(
+        &self,
+        listing: Listing,
+        mode: CacheMode,
+        trace: Option<Arc<str>>,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<str>, Failure> {
+        let ask = async {
+            let (entries, fresh) = self.list_offered(listing, trace, cancel).await?;
+            let entries: Vec<&str> = entries.iter().map(|entry| entry.get()).collect();
+            Ok((Arc::from(format!("[{}]", entries.join(","))), fresh))
+        };
+        self.cached(listing.kind().method, "", mode, ask).await
+    }
+
+    /// `resources/read` of `uri`: the result object's text, kept as a listing is.
+    pub async fn read(
+        &self,
+        uri: &str,
+        mode: CacheMode,
+        trace: Option<Arc<str>>,
+        cancel: &CancellationToken,
+    ) -> Result<Arc<str>, Failure> {
+        let ask = async {
+            let members = format!("\"uri\":{}", Value::from(uri));
+            let result = self
+                .request(&READ, Params { members, trace }, cancel)
+                .await?;
+            let fresh = Freshness::of(result.get());
+            Ok((Arc::from(result.get()), fresh))
+        };
+        self.cached(READ.method, uri, mode, ask).await
+    }
+
+    /// The answer to `method` of `key`: a fresh kept one when `mode` allows (this
+    /// session's, else the shelf's), else `ask`'s, kept as its freshness says.
+    async fn cached(
+        &self,
+        method: &'static str,
+        key: &str,
+        mode: CacheMode,
+        ask: impl Future<Output = Result<(Arc<str>, Freshness), Failure>>,
+    ) -> Result<Arc<str>, Failure> {
+        let responses = &self.shared.responses;
+        let shelf = self.shared.shelf.as_ref();
+        let shelved = || format!("{method} {key}");
+        if mode == CacheMode::Use {
+            if let Some(kept) = responses.get(method, key) {
+                return Ok(kept);
+            }
+            if let Some(shelf) = shelf
+                && let Some((value, ttl)) = shelf.get(&shelved()).await
+                && answers(method, &value)
+            {
+                let value: Arc<str> = Arc::from(value);
+                responses.put(method, key, value.clone(), ttl);
+                return Ok(value);
+            }
+        }
+        let (value, fresh) = ask.await?;
+        if mode != CacheMode::Bypass
+            && let Some(ttl) = fresh.ttl
+        {
+            // What is kept must hear of its changes.
+            self.follow_changes();
+            responses.put(method, key, value.clone(), ttl);
+            if let Some(shelf) = shelf.filter(|_| fresh.public) {
+                shelf.put(&shelved(), value.clone(), ttl);
+            }
+        }
+        Ok(value)
+    }
+
     /// Every entry of `listing`, following `nextCursor` as `tools/list` does, each as
-    /// the JSON text the server sent; empty when the server does not offer it.
-    pub async fn list_offered(
+    /// the JSON text the server sent, with the first page's freshness; empty when the
+    /// server does not offer it.
+    async fn list_offered(
         &self,
         listing: Listing,
         trace: Option<Arc<str>>,
         cancel: &CancellationToken,
-    ) -> Result<Vec<Box<RawValue>>, Failure> {
+    ) -> Result<(Vec<Box<RawValue>>, Freshness), Failure> {
         let capability = match listing {
             Listing::Prompts => "prompts",
+            Listing::Skills => "skills",
             _ => "resources",
         };
         if !self.offers(capability) {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), Freshness::default()));
         }
         let kind = listing.kind();
         let mut entries = Vec::new();
         let mut seen = HashSet::new();
         let mut cursor: Option<String> = None;
+        let mut fresh = None;
         for _ in 0..MAX_PAGES {
             let params = cursor.as_ref().map_or_else(String::new, |c| {
                 format!("\"cursor\":{}", Value::from(c.as_str()))
@@ -163,10 +276,11 @@ impl Session {
                 .request(kind, Params { members, trace }, cancel)
                 .await?;
             entries.extend(page.entries);
+            let fresh = *fresh.get_or_insert(page.fresh);
             let method = kind.method;
             match page.next_cursor {
-                None => return Ok(entries),
-                Some(next) if next.is_empty() => return Ok(entries),
+                None => return Ok((entries, fresh)),
+                Some(next) if next.is_empty() => return Ok((entries, fresh)),
                 Some(next) if !seen.insert(next.clone()) => {
                     let repeated = format!("{method} repeated the cursor \"{next}\"");
                     return Err(Failure::from(Error::answered(repeated)).redacted(self.redactor()));
@@ -203,12 +317,12 @@ impl Session {
             self.list_offered(Listing::Prompts, None, cancel)
         );
         let mut counts = Vec::new();
-        if let Ok(resources) = resources.as_ref().map(Vec::len)
+        if let Ok(resources) = resources.as_ref().map(|(entries, _)| entries.len())
             && self.offers("resources")
         {
             counts.push(("resourceCount", resources));
         }
-        if let Ok(prompts) = prompts.as_ref().map(Vec::len)
+        if let Ok(prompts) = prompts.as_ref().map(|(entries, _)| entries.len())
             && self.offers("prompts")
         {
             counts.push(("promptCount", prompts));

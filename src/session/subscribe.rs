@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::Session;
 use super::engine::request::Kind;
 use super::error::{Error, Failure};
+use super::handler::Shared;
 use super::phase::bounded;
 
 /// Where one subscriber's updates go: each the notification's params as JSON text, the
@@ -158,10 +159,11 @@ impl Session {
         let subscription = listened.map_err(|f| f.redacted(self.redactor()))?;
         let (end, closing) = (CancellationToken::new(), self.closing.clone());
         let (ended, peer, uri) = (end.clone(), self.peer.clone(), uri.to_owned());
+        let shared = self.shared.clone();
         tokio::spawn(async move {
             // Dropping the subscription tells the server it is over.
             tokio::select! {
-                _ = forward(peer, uri, subscription, to) => {}
+                _ = forward(peer, &shared, uri, subscription, to) => {}
                 _ = closing.cancelled() => {}
                 _ = ended.cancelled() => {}
             }
@@ -191,11 +193,12 @@ async fn listen(peer: &Peer<RoleClient>, uri: &str) -> Result<Subscription, Erro
     Ok(subscription)
 }
 
-/// Passes the updates of `subscription` to `to` until it ends. rmcp ends one whose
-/// buffer a flood filled: then `to` hears that the resource changed (what it missed said
-/// no more) and the subscription is opened again.
+/// Passes the updates of `subscription` to `to` until it ends, forgetting a kept read of
+/// the resource first. rmcp ends one whose buffer a flood filled: then `to` hears that
+/// the resource changed (what it missed said no more) and the subscription is opened again.
 async fn forward(
     peer: Peer<RoleClient>,
+    shared: &Shared,
     uri: String,
     mut subscription: Subscription,
     to: UpdateTo,
@@ -203,15 +206,17 @@ async fn forward(
     loop {
         while let Ok(Some(notification)) = subscription.next().await {
             let meta = notification.get_meta();
-            if let ServerNotification::ResourceUpdatedNotification(updated) = &notification
-                && let Some(text) = update_text(&updated.params, meta)
-            {
-                to.send_replace(Some(text));
+            if let ServerNotification::ResourceUpdatedNotification(updated) = &notification {
+                shared.responses.forget_changed(&notification);
+                if let Some(text) = update_text(&updated.params, meta) {
+                    to.send_replace(Some(text));
+                }
             }
         }
         if !matches!(subscription.end(), Some(SubscriptionEnd::Lagged { .. })) {
             return;
         }
+        shared.responses.forget("resources/read", &uri);
         let changed = ResourceUpdatedNotificationParam::new(uri.as_str());
         to.send_replace(update_text(&changed, &NotificationMetaObject::default()));
         match listen(&peer, &uri).await {

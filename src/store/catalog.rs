@@ -137,6 +137,11 @@ impl Slot {
         }
     }
 
+    /// The digest of what anyone with this entry may share.
+    pub fn public_digest(&self) -> &str {
+        &self.public
+    }
+
     /// The digests its listings may be kept under: the private one first.
     pub fn digests(&self) -> [&str; 2] {
         [&self.private, &self.public]
@@ -314,13 +319,15 @@ fn entry_key(spec: &ServerSpec) -> (String, Vec<&str>) {
     (key.to_string(), secrets)
 }
 
-fn hex_digest(parts: &[&[u8]]) -> String {
+/// The lowercase hex SHA-256 of `parts` joined.
+pub(crate) fn hex_digest(parts: &[&[u8]]) -> String {
     let bytes: Vec<u8> = parts.concat();
     let hash = digest(&SHA256, &bytes);
     hash.as_ref().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn now_ms() -> f64 {
+/// Milliseconds since the Unix epoch, as the catalog and the fleet write times.
+pub(crate) fn now_ms() -> f64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH);
     since.unwrap_or(Duration::ZERO).as_millis() as f64
 }

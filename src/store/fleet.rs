@@ -15,6 +15,7 @@
 mod health;
 mod listings;
 mod registry;
+mod shelves;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,6 +27,7 @@ pub use self::listings::SharedCatalog;
 use self::listings::{adopted, fill_catalog, read_catalog, show};
 pub(crate) use self::registry::{Fleet, share};
 use self::registry::{apply_registry, merge_registry};
+pub use self::shelves::SharedShelves;
 use super::news::{EPOCH, News, news};
 use super::service::{Inner, Service};
 use crate::state::{Feed, Shared};

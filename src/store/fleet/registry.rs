@@ -5,7 +5,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -14,6 +13,7 @@ use super::ATTEMPTS;
 use crate::config::McpConfig;
 use crate::lock::lock;
 use crate::state::Shared;
+use crate::store::catalog::now_ms;
 use crate::store::membership;
 use crate::store::news::news;
 use crate::store::service::Inner;
@@ -57,11 +57,6 @@ fn view_key(agent: Option<&str>) -> String {
 
 fn view_agent(key: &str) -> Option<&str> {
     (!key.is_empty()).then_some(key)
-}
-
-fn now_ms() -> f64 {
-    let since = SystemTime::now().duration_since(UNIX_EPOCH);
-    since.unwrap_or(Duration::ZERO).as_millis() as f64
 }
 
 /// Records local registry changes (`None`: removed) and writes them to the fleet's

@@ -116,7 +116,7 @@ impl Rig {
             elicitor: Some(Arc::new(Asks(person.clone()))),
             ..Hooks::default()
         };
-        let shared = Shared::new("s", &hooks, Redactor::new([]));
+        let shared = Shared::new("s", &hooks, Redactor::new([]), None);
         let wire = FakeWire::default();
         let sent = wire.sent.clone();
         let engine = Engine::new(shared, Box::new(wire), None);
