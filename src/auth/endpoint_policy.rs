@@ -2,8 +2,9 @@
 //! documents, the redirect URI and a `clientMetadataUrl` must be `https:`, or `http:` on
 //! a loopback host (127.0.0.0/8, ::1, `localhost`), as the MCP authorization
 //! specification asks. One check (`check`), used before each use of such a URL and by
-//! `Guarded`, the HTTP client every OAuth request of a sign-in goes through; a refusal
-//! it met is kept, so the sign-in fails with it whatever rmcp made of the error.
+//! `Guarded`, the HTTP client every OAuth request of a sign-in goes through, which also
+//! connects only where `address_policy` allows; a refusal it met is kept, so the sign-in
+//! fails with it whatever rmcp made of the error.
 
 use std::fmt;
 use std::net::IpAddr;
@@ -12,11 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use reqwest::Url;
 use rmcp::transport::auth::{
-    AuthError, AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture,
-    OAuthHttpRedirectPolicy, OAuthHttpRequest, default_oauth_http_client,
+    AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRequest,
 };
-use tokio::sync::OnceCell;
 
+use super::address_policy::{self, Unsent};
+use super::dpop::{self, Dpop};
 use crate::lock::lock;
 
 /// What a refused URL was for.
@@ -61,18 +62,22 @@ pub struct Refused {
     why: Why,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 enum Why {
     /// Not https, nor http on a loopback host.
     Insecure,
     /// Past [`MAX_METADATA_REQUESTS`] in one discovery.
     TooMany,
+    /// On a private network, or a cloud metadata service (the words say which).
+    Private(String),
+    /// A token of this type where a DPoP-bound one was asked for.
+    Unbound(String),
 }
 
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (endpoint, server, origin) = (self.endpoint, &self.server, &self.origin);
-        match self.why {
+        match &self.why {
             Why::Insecure => write!(
                 f,
                 "refused {endpoint} of \"{server}\" at {origin}: an OAuth endpoint must be https, or http on a loopback host (127.0.0.1, ::1, localhost); nothing was sent to it"
@@ -80,6 +85,14 @@ impl fmt::Display for Refused {
             Why::TooMany => write!(
                 f,
                 "refused {endpoint} of \"{server}\" at {origin}: its OAuth metadata had the sign-in ask for more than {MAX_METADATA_REQUESTS} documents; nothing more was sent"
+            ),
+            Why::Unbound(kind) => write!(
+                f,
+                "refused {endpoint} of \"{server}\" at {origin}: it issued a \"{kind}\" token where a DPoP-bound one was asked for"
+            ),
+            Why::Private(why) => write!(
+                f,
+                "refused {endpoint} of \"{server}\" at {origin}: {why}; nothing was sent to it (\"oauth.allowPrivateNetwork\": true in the entry allows it)"
             ),
         }
     }
@@ -148,13 +161,39 @@ fn allowed(url: &Url) -> bool {
     }
 }
 
-/// The HTTP client of one server's sign-in: refuses what `check` refuses, and follows
-/// no redirect (a hop would escape the check).
+/// Where `url`, which the browser or the authorization server will reach for `endpoint`,
+/// resolves: refused on a private network unless `allow_private`; nothing is sent.
+pub async fn check_reach(
+    server: &str,
+    endpoint: Endpoint,
+    url: &str,
+    allow_private: bool,
+) -> Result<(), Refused> {
+    let Ok(parsed) = Url::parse(url) else {
+        return Err(refused(server, endpoint, url, Why::Insecure));
+    };
+    match address_policy::address(&parsed, allow_private).await {
+        Err(unsent @ (Unsent::Private { .. } | Unsent::MetadataHost(_))) => Err(refused(
+            server,
+            endpoint,
+            url,
+            Why::Private(unsent.to_string()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The HTTP client of one server's sign-in: refuses what `check` refuses, connects only
+/// where `address_policy` allows, and follows no redirect (a hop would escape the check).
 #[derive(Clone)]
 pub struct Guarded {
     server: String,
-    /// rmcp's client, built on the first request.
-    inner: Arc<OnceCell<Arc<dyn OAuthHttpClient>>>,
+    /// `oauth.allowPrivateNetwork`.
+    allow_private: bool,
+    /// The sign-in's DPoP key and nonces: token requests carry a proof once it has a key.
+    dpop: Arc<Dpop>,
+    /// What sends instead of `address_policy` (a test's, a fuzz target's documents).
+    inner: Option<Arc<dyn OAuthHttpClient>>,
     refused: Arc<Mutex<Option<Refused>>>,
     /// Metadata documents asked for through this guard and its clones since
     /// [`Guarded::fresh`] made it.
@@ -162,10 +201,12 @@ pub struct Guarded {
 }
 
 impl Guarded {
-    pub fn new(server: &str) -> Guarded {
+    pub fn new(server: &str, allow_private: bool, dpop: Arc<Dpop>) -> Guarded {
         Guarded {
             server: server.to_owned(),
-            inner: Arc::default(),
+            allow_private,
+            dpop,
+            inner: None,
             refused: Arc::default(),
             asked: Arc::default(),
         }
@@ -180,30 +221,129 @@ impl Guarded {
         }
     }
 
-    /// A guard in front of `inner` instead of rmcp's client: the fuzz target's canned
+    /// A guard in front of `inner` instead of the network: the fuzz target's canned
     /// documents (the fuzz targets run on Linux), or a test's.
     #[cfg(any(test, target_os = "linux"))]
     pub fn over(server: &str, inner: Arc<dyn OAuthHttpClient>) -> Guarded {
-        let guarded = Guarded::new(server);
-        // A new cell: setting it cannot fail.
-        let _ = guarded.inner.set(inner);
-        guarded
+        Guarded {
+            inner: Some(inner),
+            ..Guarded::new(server, false, Arc::default())
+        }
     }
 
     /// The refusal met since the last call, if any.
     pub fn take_refusal(&self) -> Option<Refused> {
         lock(&self.refused).take()
     }
+
+    /// Sends `request` (for `endpoint`) where the address policy allows, keeping a
+    /// refusal; what the sign-in's own token requests go through too. A token request
+    /// of a DPoP sign-in carries a proof, is sent once more with the nonce the server
+    /// asks for, and must come back with a DPoP token.
+    pub async fn send(
+        &self,
+        endpoint: Endpoint,
+        request: http::Request<Vec<u8>>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<http::Response<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
+        if endpoint != Endpoint::Token || !self.dpop.active() {
+            return self.deliver(endpoint, request, timeout).await;
+        }
+        let url = request.uri().to_string();
+        let method = request.method().to_string();
+        let mut retried = false;
+        loop {
+            let mut sending = copy(&request);
+            if let Some(proof) = self.dpop.proof(&method, &url, None) {
+                let proof = http::HeaderValue::try_from(proof)?;
+                sending.headers_mut().insert(dpop::PROOF, proof);
+            }
+            let response = self.deliver(endpoint, sending, timeout).await?;
+            let nonce = response
+                .headers()
+                .get(dpop::NONCE)
+                .and_then(|v| v.to_str().ok());
+            let fresh = nonce.is_some_and(|nonce| self.dpop.learn_nonce(false, &url, nonce));
+            let body = String::from_utf8_lossy(response.body());
+            if !retried && fresh && !response.status().is_success() && dpop::asks_nonce(&body) {
+                retried = true;
+                continue;
+            }
+            if response.status().is_success()
+                && let Some(kind) = unbound_token(response.body())
+            {
+                // rmcp keeps only its own words for a failed exchange: the refusal is
+                // kept, for the sign-in to fail with.
+                let refusal = refused(&self.server, endpoint, &url, Why::Unbound(kind));
+                *lock(&self.refused) = Some(refusal.clone());
+                return Err(Box::new(refusal));
+            }
+            return Ok(response);
+        }
+    }
+
+    /// Sends `request` where the address policy allows, keeping a refusal.
+    async fn deliver(
+        &self,
+        endpoint: Endpoint,
+        request: http::Request<Vec<u8>>,
+        timeout: Option<std::time::Duration>,
+    ) -> Result<http::Response<Vec<u8>>, Box<dyn std::error::Error + Send + Sync>> {
+        let url = request.uri().to_string();
+        match address_policy::send(request, timeout, self.allow_private).await {
+            Ok(response) => Ok(response),
+            Err(unsent @ (Unsent::Private { .. } | Unsent::MetadataHost(_))) => {
+                let refusal = refused(
+                    &self.server,
+                    endpoint,
+                    &url,
+                    Why::Private(unsent.to_string()),
+                );
+                *lock(&self.refused) = Some(refusal.clone());
+                Err(Box::new(refusal))
+            }
+            Err(failed) => Err(Box::new(failed)),
+        }
+    }
+}
+
+/// A request again, to send once more.
+fn copy(request: &http::Request<Vec<u8>>) -> http::Request<Vec<u8>> {
+    let mut again = http::Request::new(request.body().clone());
+    *again.method_mut() = request.method().clone();
+    *again.uri_mut() = request.uri().clone();
+    *again.headers_mut() = request.headers().clone();
+    again
+}
+
+/// The type of a token a DPoP sign-in was issued when it is not `DPoP`: a bearer token
+/// would be sent where only a bound one was meant to go.
+fn unbound_token(body: &[u8]) -> Option<String> {
+    let answer: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let kind = answer
+        .get("token_type")
+        .and_then(|t| t.as_str())
+        .unwrap_or("none");
+    // A revocation's answer issues nothing.
+    let bound = answer.get("access_token").is_none() || kind.eq_ignore_ascii_case("dpop");
+    // The server's words, shown: bounded, and without control characters.
+    (!bound).then(|| kind.chars().filter(|c| !c.is_control()).take(40).collect())
 }
 
 impl OAuthHttpClient for Guarded {
-    fn execute(&self, mut request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
+    fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         let url = request.request.uri().to_string();
         // The endpoints a metadata document names are checked, with their names, before
         // they are used: a GET refused here is of a document, a POST of a token endpoint
         // that tokens stored before the check name.
-        let endpoint = match request.request.method().as_str() {
-            "GET" => Endpoint::Metadata,
+        let json = request.request.headers().get(http::header::CONTENT_TYPE);
+        let json = json
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("json"));
+        let endpoint = match (request.request.method().as_str(), json) {
+            ("GET", _) => Endpoint::Metadata,
+            // Dynamic registration posts JSON; token requests post a form.
+            (_, true) => Endpoint::Registration,
             _ => Endpoint::Token,
         };
         let checked = check(&self.server, endpoint, &url).and_then(|()| {
@@ -216,20 +356,17 @@ impl OAuthHttpClient for Guarded {
                 false => Err(refused(&self.server, endpoint, &url, Why::TooMany)),
             }
         });
-        request.redirect_policy = OAuthHttpRedirectPolicy::Stop;
         Box::pin(async move {
             if let Err(refused) = checked {
                 *lock(&self.refused) = Some(refused.clone());
                 return Err(Box::new(refused) as _);
             }
-            let inner = self
-                .inner
-                .get_or_try_init(|| async {
-                    let client = default_oauth_http_client()?;
-                    Ok::<_, AuthError>(Arc::new(client) as Arc<dyn OAuthHttpClient>)
-                })
-                .await?;
-            inner.execute(request).await
+            // No redirect is followed, whatever the request asked: a hop would escape
+            // the check.
+            match &self.inner {
+                Some(inner) => inner.execute(request).await,
+                None => self.send(endpoint, request.request, request.timeout).await,
+            }
         })
     }
 }

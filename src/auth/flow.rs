@@ -4,21 +4,24 @@
 //! code exchange. One sign-in runs at a time per server; requests that were refused
 //! while it ran retry with its tokens.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::transport::auth::{
     AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
-    AuthorizationSession, ClientCredentialsConfig, OAuthClientConfig, WWWAuthenticateParams,
+    AuthorizationSession, OAuthClientConfig, WWWAuthenticateParams,
 };
 use tokio::sync::Mutex;
 
 use super::OAuthHooks;
+use super::dpop::{Dpop, Key};
 use super::endpoint_policy::{self, Endpoint, Guarded};
-use super::keyed;
 use super::loopback::Loopback;
 use super::store::Record;
 use super::tokens::RecordStore;
-use crate::config::OAuthSpec;
+use crate::config::{DpopMode, OAuthSpec};
+
+mod headless;
 
 /// The client name a dynamic registration gives.
 const CLIENT_NAME: &str = "toolnexus";
@@ -47,6 +50,8 @@ pub struct SignIn {
     hooks: OAuthHooks,
     /// Every OAuth request of this server goes through it.
     http: Guarded,
+    /// Its DPoP key and nonces, once its tokens are bound to a key.
+    pub dpop: Arc<Dpop>,
     pub store: RecordStore,
     /// Counts completed sign-ins.
     generation: AtomicU64,
@@ -55,8 +60,11 @@ pub struct SignIn {
 
 impl SignIn {
     pub fn new(server: &str, url: &str, spec: Option<OAuthSpec>, hooks: OAuthHooks) -> SignIn {
+        let allow_private = spec.as_ref().is_some_and(|spec| spec.allow_private_network);
+        let dpop = Arc::new(Dpop::default());
         SignIn {
-            http: Guarded::new(server),
+            http: Guarded::new(server, allow_private, dpop.clone()),
+            dpop,
             server: server.to_owned(),
             url: url.to_owned(),
             store: RecordStore::new(hooks.tokens.clone(), url.to_owned(), hooks.leases.clone()),
@@ -87,11 +95,14 @@ impl SignIn {
         }
         let mut manager = self.manager().await?;
         let record = self.store.record().await?;
+        if let Some(key) = record.dpop_key.as_deref().and_then(Key::decode) {
+            self.dpop.start(key);
+        }
         let Some(metadata) = record.metadata.clone() else {
             return Ok(manager);
         };
         manager.set_metadata(metadata);
-        if let Some(headless) = self.client_credentials() {
+        if let Some(headless) = self.headless() {
             headless.configure(&mut manager, &self.url)?;
         } else if let Some(config) = client_config(&record) {
             manager.configure_client(config)?;
@@ -143,7 +154,19 @@ impl SignIn {
         let mut manager = self.manager().await?;
         let resolution = manager
             .resolve_metadata_from_challenge(challenge.header.as_deref())
-            .await?;
+            .await;
+        if let Err(AuthError::AuthorizationServersUnavailable {
+            authorization_servers,
+            ..
+        }) = &resolution
+        {
+            // rmcp passes over a server it will not ask (a private address, say) in
+            // silence: one the address policy refuses is named, with its reason.
+            for server in authorization_servers {
+                self.check_reach(Endpoint::Metadata, server).await?;
+            }
+        }
+        let resolution = resolution?;
         if !resolution.source.is_discovered() {
             // No protected resource or authorization server metadata: the refusal is
             // about the request's own credentials (its "headers"), not a sign-in.
@@ -151,8 +174,9 @@ impl SignIn {
         }
         let metadata = resolution.metadata;
         endpoint_policy::check_metadata(&self.server, &metadata).map_err(refused_error)?;
+        self.bind_to_key(&spec, &metadata).await?;
         manager.set_metadata(metadata.clone());
-        if let Some(headless) = self.client_credentials() {
+        if let Some(headless) = self.headless() {
             self.as_client(headless, manager, metadata, current).await?;
             return Ok(Outcome::SignedIn);
         }
@@ -179,6 +203,7 @@ impl SignIn {
             Some((id.clone(), spec.client_secret.clone()))
         } else if let Some(url) = spec.client_metadata_url.as_ref().filter(|_| supports_cimd) {
             self.check(Endpoint::ClientMetadata, url)?;
+            self.check_reach(Endpoint::ClientMetadata, url).await?;
             request = request.with_client_metadata_url(url);
             None
         } else if reuse {
@@ -213,8 +238,11 @@ impl SignIn {
             redirect_uri: Some(redirect_uri),
             metadata: Some(metadata),
             credentials: record.credentials,
+            dpop_key: self.dpop.encoded_key(),
         };
         self.check(Endpoint::Authorization, &session.auth_url)?;
+        self.check_reach(Endpoint::Authorization, &session.auth_url)
+            .await?;
         self.store.update(|record| *record = keep).await?;
         // The person's time is not the server's: the opening's clock stands still.
         let signing_in = self.hooks.person_signing_in(&self.server);
@@ -233,62 +261,58 @@ impl SignIn {
         Ok(Outcome::SignedIn)
     }
 
+    /// Binds the tokens to come to a DPoP key when `spec.dpop` and the authorization
+    /// server of `metadata` say so: the key the record keeps, else a new one.
+    async fn bind_to_key(
+        &self,
+        spec: &OAuthSpec,
+        metadata: &AuthorizationMetadata,
+    ) -> Result<(), AuthError> {
+        let algorithms = metadata
+            .additional_fields
+            .get("dpop_signing_alg_values_supported");
+        let offered = algorithms
+            .and_then(|a| a.as_array())
+            .is_some_and(|a| a.iter().any(|alg| alg.as_str() == Some("ES256")));
+        match (spec.dpop, offered) {
+            (DpopMode::Off, _) | (DpopMode::Auto, false) => return Ok(()),
+            (DpopMode::Required, false) => {
+                return Err(AuthError::AuthorizationFailed(format!(
+                    "\"{}\" requires DPoP (\"oauth.dpop\": true), and its authorization server offers no ES256 DPoP",
+                    self.server
+                )));
+            }
+            _ => {}
+        }
+        if self.dpop.active() {
+            return Ok(());
+        }
+        let record = self.store.record().await?;
+        let key = record
+            .dpop_key
+            .as_deref()
+            .and_then(Key::decode)
+            .or_else(Key::generate);
+        let key = key.ok_or_else(|| AuthError::InternalError("cannot make a DPoP key".into()))?;
+        let encoded = key.encoded();
+        self.dpop.start(key);
+        self.store
+            .update(|record| record.dpop_key = Some(encoded))
+            .await
+    }
+
     fn check(&self, endpoint: Endpoint, url: &str) -> Result<(), AuthError> {
         endpoint_policy::check(&self.server, endpoint, url).map_err(refused_error)
     }
 
-    /// The client-credentials grant the config asks for, if it does.
-    fn client_credentials(&self) -> Option<Headless> {
-        let spec = self.spec.as_ref().filter(|spec| spec.client_credentials)?;
-        let client_id = spec.client_id.clone()?;
-        Some(match (&spec.client_secret, &spec.private_key) {
-            (_, Some(pem)) => Headless::Key {
-                client_id,
-                pem: pem.clone(),
-                scopes: spec.scopes.clone(),
-            },
-            (secret, None) => Headless::Secret(ClientCredentialsConfig::ClientSecret {
-                client_id,
-                client_secret: secret.clone()?,
-                scopes: spec.scopes.clone(),
-                resource: Some(self.url.clone()),
-            }),
-        })
-    }
-
-    /// Signs in as the client itself, with the client-credentials grant, to the
-    /// authorization server `manager` has the metadata of.
-    async fn as_client(
-        &self,
-        headless: Headless,
-        mut manager: AuthorizationManager,
-        metadata: AuthorizationMetadata,
-        current: &Mutex<AuthorizationManager>,
-    ) -> Result<(), AuthError> {
-        self.store
-            .update(|record| {
-                *record = Record {
-                    issuer: metadata.issuer.clone(),
-                    metadata: Some(metadata.clone()),
-                    ..Record::default()
-                }
-            })
-            .await?;
-        headless.configure(&mut manager, &self.url)?;
-        match &headless {
-            Headless::Secret(config) => {
-                manager.validate_client_credentials_metadata(config)?;
-                manager.exchange_client_credentials(config).await?;
-            }
-            Headless::Key {
-                client_id,
-                pem,
-                scopes,
-            } => keyed::exchange(&metadata, client_id, pem, scopes, &self.url, &self.store).await?,
-        }
-        *current.lock().await = manager;
-        self.generation.fetch_add(1, Ordering::AcqRel);
-        Ok(())
+    /// For a URL others fetch (the browser, the authorization server): where it resolves.
+    async fn check_reach(&self, endpoint: Endpoint, url: &str) -> Result<(), AuthError> {
+        let allow_private = self
+            .spec
+            .as_ref()
+            .is_some_and(|spec| spec.allow_private_network);
+        let reach = endpoint_policy::check_reach(&self.server, endpoint, url, allow_private);
+        reach.await.map_err(refused_error)
     }
 
     /// A step-up asks for what was granted and what the server now wants; a first
@@ -357,32 +381,6 @@ async fn listener(spec: &OAuthSpec, record: &Record) -> Result<(Loopback, bool),
             Ok((loopback, false))
         }
         Err(reason) => Err(reason.into()),
-    }
-}
-
-/// A client that signs in as itself (the client-credentials extension).
-enum Headless {
-    /// With its secret: rmcp makes the token request.
-    Secret(ClientCredentialsConfig),
-    /// With a `private_key_jwt` assertion: `keyed` makes it.
-    Key {
-        client_id: String,
-        pem: String,
-        scopes: Vec<String>,
-    },
-}
-
-impl Headless {
-    /// Configures `manager` for this client. A keyed client is configured as a public
-    /// one, never used to ask for tokens: only so that rmcp, finding its token expired
-    /// and no refresh token, sends the request without one, and the 401 signs in again.
-    fn configure(&self, manager: &mut AuthorizationManager, url: &str) -> Result<(), AuthError> {
-        match self {
-            Headless::Secret(config) => manager.configure_client_credentials(config),
-            Headless::Key { client_id, .. } => {
-                manager.configure_client(OAuthClientConfig::new(client_id, url))
-            }
-        }
     }
 }
 

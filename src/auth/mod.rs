@@ -7,11 +7,15 @@
 //! ask or a loopback listener (`loopback`), tokens at rest (`store`, `tokens`), and a
 //! `StreamableHttpClient` that signs in when a server asks and retries (`client`).
 
+mod address_policy;
 mod assertion;
+mod bound;
 mod client;
+mod dpop;
 pub(crate) mod endpoint_policy;
+mod enterprise;
 mod flow;
-mod keyed;
+mod grant;
 mod loopback;
 pub mod shared;
 pub mod store;

@@ -37,6 +37,9 @@ pub struct Record {
     pub metadata: Option<AuthorizationMetadata>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<StoredCredentials>,
+    /// The DPoP key the tokens are bound to (base64 PKCS#8), kept as they are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<String>,
 }
 
 impl Record {

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 use super::Context;
 use super::entry::{expanded, json_kind};
 use super::entry_error::EntryError;
+pub use super::grant::{EnterpriseSpec, GrantSpec, Held};
 
 /// How a remote server is signed in to, when it asks.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,12 +22,41 @@ pub struct OAuthSpec {
     pub callback_port: Option<u16>,
     /// The HTTPS URL of this client's metadata document.
     pub client_metadata_url: Option<String>,
-    /// `"grantType": "client_credentials"`: the client signs in as itself, with its
-    /// secret, and no person is asked (the OAuth client-credentials extension).
-    pub client_credentials: bool,
+    /// How tokens are got: a person's sign-in, or a grant that asks no person (see
+    /// `grant`).
+    pub grant: GrantSpec,
     /// For `client_credentials`: a PEM PKCS#8 private key (P-256 or RSA) that signs a
     /// `private_key_jwt` assertion, instead of `client_secret`.
     pub private_key: Option<String>,
+    /// `allowPrivateNetwork`: OAuth endpoints on a private network may be reached.
+    pub allow_private_network: bool,
+    /// `dpop`: whether tokens are bound to a key this client holds (RFC 9449).
+    pub dpop: DpopMode,
+}
+
+/// `oauth.dpop`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum DpopMode {
+    /// `"auto"`: when the authorization server offers ES256 DPoP.
+    #[default]
+    Auto,
+    /// `true`: always; an authorization server that does not offer it fails the sign-in.
+    Required,
+    /// `false`: never.
+    Off,
+}
+
+impl OAuthSpec {
+    /// The secrets the config holds for it: never printed, never in a catalog's name.
+    pub fn secrets(&self) -> impl Iterator<Item = &str> {
+        let (inline, idp) = match &self.grant {
+            GrantSpec::JwtBearer { assertion } => (assertion.inline(), None),
+            GrantSpec::Enterprise(idp) => (idp.id_token.inline(), idp.client_secret.as_deref()),
+            _ => (None, None),
+        };
+        let own = [self.client_secret.as_deref(), self.private_key.as_deref()];
+        own.into_iter().chain([inline, idp]).flatten()
+    }
 }
 
 /// `None` for `"oauth": false`.
@@ -83,15 +113,30 @@ pub fn oauth_spec(
             return Err(EntryError::kind("oauth.callbackPort", "a port number", got));
         }
     };
-    let client_credentials = match text("grantType")?.as_deref() {
-        None | Some("authorization_code") => false,
-        Some("client_credentials") => true,
+    let grant = super::grant::grant(oauth, context)?;
+    let allow_private_network = match oauth.get("allowPrivateNetwork") {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(allow)) => *allow,
         Some(other) => {
-            let expected = "\"authorization_code\" or \"client_credentials\"";
+            let got = json_kind(other);
             return Err(EntryError::kind(
-                "oauth.grantType",
-                expected,
-                format!("\"{other}\""),
+                "oauth.allowPrivateNetwork",
+                "a boolean",
+                got,
+            ));
+        }
+    };
+    let dpop = match oauth.get("dpop") {
+        None | Some(Value::Null) => DpopMode::Auto,
+        Some(Value::String(mode)) if mode == "auto" => DpopMode::Auto,
+        Some(Value::Bool(true)) => DpopMode::Required,
+        Some(Value::Bool(false)) => DpopMode::Off,
+        Some(other) => {
+            let got = json_kind(other);
+            return Err(EntryError::kind(
+                "oauth.dpop",
+                "\"auto\", true or false",
+                got,
             ));
         }
     };
@@ -101,15 +146,17 @@ pub fn oauth_spec(
         scopes,
         callback_port,
         client_metadata_url: text("clientMetadataUrl")?,
-        client_credentials,
+        grant,
         private_key: text("privateKey")?,
+        allow_private_network,
+        dpop,
     };
     if spec.client_secret.is_some() && spec.client_id.is_none() {
         return Err(EntryError::Rule(
             "\"oauth.clientSecret\" needs \"oauth.clientId\"",
         ));
     }
-    if client_credentials
+    if spec.grant == GrantSpec::ClientCredentials
         && (spec.client_id.is_none() || spec.client_secret.is_none() == spec.private_key.is_none())
     {
         return Err(EntryError::Rule(

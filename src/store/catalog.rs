@@ -307,12 +307,7 @@ fn entry_key(spec: &ServerSpec) -> (String, Vec<&str>) {
                 "protocol": protocol,
             });
             let secrets = remote.headers.iter().map(|(_, v)| v.as_str());
-            let oauth = remote.oauth.iter().flat_map(|o| {
-                o.client_secret
-                    .iter()
-                    .chain(o.private_key.iter())
-                    .map(String::as_str)
-            });
+            let oauth = remote.oauth.iter().flat_map(|o| o.secrets());
             (key, secrets.chain(oauth).collect())
         }
     };

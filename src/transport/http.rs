@@ -119,7 +119,8 @@ pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> 
 /// another host reqwest's default policy strips only `Authorization` and cookies.
 /// Certificates are checked against the system's roots and `NODE_EXTRA_CA_CERTS`'s
 /// (see `tls::client_config`).
-fn client_builder() -> reqwest::ClientBuilder {
+pub(crate) fn client_builder() -> reqwest::ClientBuilder {
+    install_crypto_provider();
     let same_origin = reqwest::redirect::Policy::custom(|attempt| {
         let first = attempt.previous().first().map(|url| url.origin());
         if first == Some(attempt.url().origin()) && attempt.previous().len() < 10 {
