@@ -8,39 +8,15 @@
 // token store's record beside the tokens it binds, and used again from there.
 import assert from "node:assert/strict"
 import { createPrivateKey, generateKeyPairSync, type JsonWebKey, randomUUID, sign } from "node:crypto"
-import { describe, test, type TestContext } from "node:test"
-import { listMcpTools, loadMcp, type TokenStore } from "toolnexus"
+import { describe, test } from "node:test"
+import { listMcpTools, loadMcp } from "toolnexus"
 import { jwkThumbprint, startOAuthServer, tokenHash } from "./fixtures/oauth-server.mjs"
 import { toolNamed } from "./helpers.js"
+import { followToRedirect, memoryStore, oauthServer } from "./oauth-helpers.js"
 
 const T = { timeout: 60_000 }
 
 type Server = Awaited<ReturnType<typeof startOAuthServer>>
-
-async function oauthServer(t: TestContext, options?: Parameters<typeof startOAuthServer>[0]) {
-  const server = await startOAuthServer(options)
-  t.after(() => server.close())
-  return server
-}
-
-/** A store in memory, as a host would write one. */
-function memoryStore(): TokenStore & { values: Map<string, string> } {
-  const values = new Map<string, string>()
-  return {
-    values,
-    get: async (key) => values.get(key),
-    set: async (key, value) => void values.set(key, value),
-    delete: async (key) => void values.delete(key),
-  }
-}
-
-/** The person's part when the authorization server approves at once: the redirect's URL. */
-async function followToRedirect(url: URL): Promise<URL> {
-  const response = await fetch(url, { redirect: "manual" })
-  const location = response.headers.get("location")
-  assert.ok(location, `authorize answered ${response.status}: ${await response.text()}`)
-  return new URL(location)
-}
 
 /** The record toolnexus keeps for the one server in `store` (JSON, camelCase keys). */
 function recordOf(store: { values: Map<string, string> }) {

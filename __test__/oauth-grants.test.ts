@@ -15,34 +15,10 @@ import { describe, test, type TestContext } from "node:test"
 import { listMcpTools, loadMcp, parseMcpConfig } from "toolnexus"
 import { startOAuthServer } from "./fixtures/oauth-server.mjs"
 import { assertCleanExit, FAST, failureLines, ROOT, runNode, runProcess, tempDir, timed, toolNamed } from "./helpers.js"
+import { followToRedirect, memoryStore, oauthServer } from "./oauth-helpers.js"
 
 const T = { timeout: 60_000 }
 const JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-
-async function oauthServer(t: TestContext, options?: Parameters<typeof startOAuthServer>[0]) {
-  const server = await startOAuthServer(options)
-  t.after(() => server.close())
-  return server
-}
-
-/** A store in memory, as a host would write one. */
-function memoryStore() {
-  const values = new Map<string, string>()
-  return {
-    values,
-    get: async (key: string) => values.get(key),
-    set: async (key: string, value: string) => void values.set(key, value),
-    delete: async (key: string) => void values.delete(key),
-  }
-}
-
-/** The person's part when the authorization server approves at once: the redirect's URL. */
-async function followToRedirect(url: URL): Promise<URL> {
-  const response = await fetch(url, { redirect: "manual" })
-  const location = response.headers.get("location")
-  assert.ok(location, `authorize answered ${response.status}: ${await response.text()}`)
-  return new URL(location)
-}
 
 /** An onAuthorize that must never be called: these grants ask no person. */
 function noPerson() {

@@ -7,37 +7,12 @@ import assert from "node:assert/strict"
 import { generateKeyPairSync } from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
-import { describe, test, type TestContext } from "node:test"
-import { createMcpStore, listMcpTools, loadMcp, type TokenStore } from "toolnexus"
-import { startOAuthServer } from "./fixtures/oauth-server.mjs"
+import { describe, test } from "node:test"
+import { createMcpStore, listMcpTools, loadMcp } from "toolnexus"
 import { assertCleanExit, runNode, sleep, tempDir, timed, toolNamed } from "./helpers.js"
+import { followToRedirect, memoryStore, oauthServer } from "./oauth-helpers.js"
 
 const T = { timeout: 60_000 }
-
-async function oauthServer(t: TestContext, options?: Parameters<typeof startOAuthServer>[0]) {
-  const server = await startOAuthServer(options)
-  t.after(() => server.close())
-  return server
-}
-
-/** A store in memory, as a host would write one. */
-function memoryStore(): TokenStore & { values: Map<string, string> } {
-  const values = new Map<string, string>()
-  return {
-    values,
-    get: async (key) => values.get(key),
-    set: async (key, value) => void values.set(key, value),
-    delete: async (key) => void values.delete(key),
-  }
-}
-
-/** The person's part when the authorization server approves at once: the redirect's URL. */
-async function followToRedirect(url: URL): Promise<URL> {
-  const response = await fetch(url, { redirect: "manual" })
-  const location = response.headers.get("location")
-  assert.ok(location, `authorize answered ${response.status}: ${await response.text()}`)
-  return new URL(location)
-}
 
 describe("signing in", () => {
   test("first sign-in through a returned redirect URL: PKCE S256, resource, the tools listed", T, async (t) => {

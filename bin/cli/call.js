@@ -76,10 +76,6 @@ function parseArguments(text) {
 }
 
 /**
- * The entry of `server`, ready to load on its own: its `tools` filter dropped and a
- * relative `envFile` made relative to the config file, as it would be read from it.
- */
-/**
  * The entry of `server` in the config `file`, as the one-server commands connect it; or,
  * when there is none, `exit`: the exit code after saying why, prefixed by `command`.
  */
@@ -94,6 +90,11 @@ export function configEntry(file, server, command) {
   return { entry }
 }
 
+/**
+ * The entry of `server`, ready to load on its own: its `tools` filter dropped and its
+ * relative paths (`envFile`, a credential's `{ file }`) made relative to the config file,
+ * as they would be read from it.
+ */
 function oneServer(servers, server, file) {
   const entry = servers[server]
   if (entry === undefined) {
@@ -106,12 +107,27 @@ function oneServer(servers, server, file) {
   // Not an object: loadMcp fails the server with the reason.
   if (entry === null || typeof entry !== "object" || Array.isArray(entry)) return entry
   const { tools: _filter, ...rest } = entry
-  // An envFile made of variables is left to the loader, which reads an object's
-  // relative paths from the current directory.
-  if (typeof rest.envFile === "string" && !rest.envFile.includes("${") && !path.isAbsolute(rest.envFile)) {
-    rest.envFile = path.join(path.dirname(file), rest.envFile)
+  const fromConfig = (relative) => rebased(relative, path.dirname(file))
+  if (typeof rest.envFile === "string") rest.envFile = fromConfig(rest.envFile)
+  const oauth = rest.oauth
+  if (oauth?.assertion?.file !== undefined) {
+    rest.oauth = { ...oauth, assertion: { ...oauth.assertion, file: fromConfig(oauth.assertion.file) } }
+  }
+  const idToken = rest.oauth?.idp?.idToken
+  if (idToken?.file !== undefined) {
+    const idp = { ...rest.oauth.idp, idToken: { ...idToken, file: fromConfig(idToken.file) } }
+    rest.oauth = { ...rest.oauth, idp }
   }
   return rest
+}
+
+/**
+ * `value` read from `dir` when it is a relative path. A path made of variables is left to
+ * the loader, which reads an object's relative paths from the current directory.
+ */
+function rebased(value, dir) {
+  if (typeof value !== "string" || value.includes("${") || path.isAbsolute(value)) return value
+  return path.join(dir, value)
 }
 
 export const callCommand = { usage, help, options, run }
