@@ -15,6 +15,7 @@ pub mod inventory;
 pub mod js_json;
 pub mod listed_tool;
 mod lock;
+pub mod net;
 pub mod output_schema;
 pub mod provider_schema;
 pub mod redact;

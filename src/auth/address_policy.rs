@@ -115,7 +115,7 @@ pub async fn send(
     let failed = |why: String| Unsent::Failed(why);
     let url = Url::parse(&request.uri().to_string()).map_err(|e| failed(e.to_string()))?;
     let pinned = address(&url, allow_private).await?;
-    let mut client = crate::transport::http::client_builder()
+    let mut client = crate::net::client_builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(timeout.unwrap_or(TIMEOUT));
     if let Some(host) = url.host_str().filter(|h| h.parse::<IpAddr>().is_err()) {

@@ -88,7 +88,7 @@ impl<C> Bound<C> {
         let Some(proof) = self.dpop.proof("POST", uri, Some(token)) else {
             return false;
         };
-        let Ok(client) = crate::transport::http::client_builder().build() else {
+        let Ok(client) = crate::net::client_builder().build() else {
             return false;
         };
         let ping = r#"{"jsonrpc":"2.0","id":"dpop-nonce","method":"ping"}"#;

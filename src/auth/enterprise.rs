@@ -12,7 +12,7 @@ use rmcp::transport::auth::enterprise::{
     EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
 };
 
-use super::endpoint_policy::Guarded;
+use super::guarded::Guarded;
 use crate::config::EnterpriseSpec;
 
 /// The ID-JAG the IdP of `idp` gives for `resource`, of the authorization server of

@@ -15,7 +15,8 @@ use tokio::sync::Mutex;
 
 use super::OAuthHooks;
 use super::dpop::{Dpop, Key};
-use super::endpoint_policy::{self, Endpoint, Guarded};
+use super::endpoint_policy::{self, Endpoint};
+use super::guarded::Guarded;
 use super::loopback::Loopback;
 use super::store::Record;
 use super::tokens::RecordStore;

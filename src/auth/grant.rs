@@ -13,7 +13,8 @@ use rmcp::transport::auth::{
 };
 
 use super::assertion::client_assertion;
-use super::endpoint_policy::{Endpoint, Guarded};
+use super::endpoint_policy::Endpoint;
+use super::guarded::Guarded;
 use super::tokens::RecordStore;
 
 const ASSERTION_TYPE: &str = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer";

@@ -16,6 +16,7 @@ pub(crate) mod endpoint_policy;
 mod enterprise;
 mod flow;
 mod grant;
+pub(crate) mod guarded;
 mod loopback;
 pub mod shared;
 pub mod store;

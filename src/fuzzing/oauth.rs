@@ -9,7 +9,8 @@ use rmcp::transport::auth::{
     OAuthHttpRedirectPolicy, OAuthHttpRequest, WWWAuthenticateParams,
 };
 
-use crate::auth::endpoint_policy::{self, Endpoint, Guarded};
+use crate::auth::endpoint_policy::{self, Endpoint};
+use crate::auth::guarded::Guarded;
 
 /// A `WWW-Authenticate` value and an authorization server's metadata document (split at
 /// the first newline): parsed as a sign-in parses them, and the endpoints checked.

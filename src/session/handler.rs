@@ -45,7 +45,7 @@ pub struct Shared {
     /// sessions rmcp re-established inside its transport.
     pub http_initializes: Arc<watch::Sender<u64>>,
     /// The answers kept while their server says they are fresh.
-    pub responses: Responses,
+    pub responses: Arc<Responses>,
     /// Where public answers are shared beyond this session, if the host has a place.
     pub shelf: Option<Arc<dyn Shelf>>,
 }
@@ -68,7 +68,7 @@ impl Shared {
             updates: Mutex::default(),
             transport_ended: watch::Sender::new(false),
             http_initializes: Arc::new(watch::Sender::new(0)),
-            responses: Responses::default(),
+            responses: Arc::default(),
             shelf,
         })
     }

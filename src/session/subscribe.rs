@@ -19,9 +19,9 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::Session;
+use super::cache::Responses;
 use super::engine::request::Kind;
 use super::error::{Error, Failure};
-use super::handler::Shared;
 use super::phase::bounded;
 
 /// Where one subscriber's updates go: each the notification's params as JSON text, the
@@ -159,11 +159,11 @@ impl Session {
         let subscription = listened.map_err(|f| f.redacted(self.redactor()))?;
         let (end, closing) = (CancellationToken::new(), self.closing.clone());
         let (ended, peer, uri) = (end.clone(), self.peer.clone(), uri.to_owned());
-        let shared = self.shared.clone();
+        let responses = self.shared.responses.clone();
         tokio::spawn(async move {
             // Dropping the subscription tells the server it is over.
             tokio::select! {
-                _ = forward(peer, &shared, uri, subscription, to) => {}
+                _ = forward(peer, &responses, uri, subscription, to) => {}
                 _ = closing.cancelled() => {}
                 _ = ended.cancelled() => {}
             }
@@ -198,7 +198,7 @@ async fn listen(peer: &Peer<RoleClient>, uri: &str) -> Result<Subscription, Erro
 /// the resource changed (what it missed said no more) and the subscription is opened again.
 async fn forward(
     peer: Peer<RoleClient>,
-    shared: &Shared,
+    responses: &Responses,
     uri: String,
     mut subscription: Subscription,
     to: UpdateTo,
@@ -207,7 +207,7 @@ async fn forward(
         while let Ok(Some(notification)) = subscription.next().await {
             let meta = notification.get_meta();
             if let ServerNotification::ResourceUpdatedNotification(updated) = &notification {
-                shared.responses.forget_changed(&notification);
+                responses.forget_changed(&notification);
                 if let Some(text) = update_text(&updated.params, meta) {
                     to.send_replace(Some(text));
                 }
@@ -216,7 +216,7 @@ async fn forward(
         if !matches!(subscription.end(), Some(SubscriptionEnd::Lagged { .. })) {
             return;
         }
-        shared.responses.forget("resources/read", &uri);
+        responses.forget("resources/read", &uri);
         let changed = ResourceUpdatedNotificationParam::new(uri.as_str());
         to.send_replace(update_text(&changed, &NotificationMetaObject::default()));
         match listen(&peer, &uri).await {

@@ -64,7 +64,7 @@ impl RedisState {
             )));
         };
         // rediss:// builds its TLS configuration on the process's provider, as HTTP does.
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        crate::net::install_crypto_provider();
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(CONNECT))
             .set_response_timeout(Some(ANSWER))

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::future::Either;
@@ -34,6 +34,7 @@ use crate::config::RemoteSpec;
 pub use self::explain::{Meaning, explain_not_legacy, explain_open_error, explain_send_error};
 pub use self::whole::unwrap as whole_result;
 use crate::lock::lock;
+use crate::net::client_builder;
 
 /// Why a remote server's HTTP client could not be set up. Errors name a header, never
 /// its value.
@@ -87,7 +88,6 @@ pub fn streamable(
     initializes: Arc<watch::Sender<u64>>,
     related: Related,
 ) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, SetupError> {
-    install_crypto_provider();
     let headers = headers(spec)?
         .into_iter()
         .filter_map(|(k, v)| Some((k?, v)))
@@ -109,40 +109,8 @@ pub fn streamable(
 
 /// A legacy HTTP+SSE transport for `spec`, once its event stream has named its endpoint.
 pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> {
-    install_crypto_provider();
     let client = client_builder().build().map_err(SetupError::Client)?;
     legacy_sse::connect(client, &spec.url, headers(spec)?).await
-}
-
-/// The start of every HTTP client toolnexus builds. Redirects stay on the origin of the
-/// request's URL: the configured headers may carry credentials, and on a redirect to
-/// another host reqwest's default policy strips only `Authorization` and cookies.
-/// Certificates are checked against the system's roots and `NODE_EXTRA_CA_CERTS`'s
-/// (see `tls::client_config`).
-pub(crate) fn client_builder() -> reqwest::ClientBuilder {
-    install_crypto_provider();
-    let same_origin = reqwest::redirect::Policy::custom(|attempt| {
-        let first = attempt.previous().first().map(|url| url.origin());
-        if first == Some(attempt.url().origin()) && attempt.previous().len() < 10 {
-            attempt.follow()
-        } else {
-            attempt.stop()
-        }
-    });
-    let builder = reqwest::Client::builder().redirect(same_origin);
-    match super::tls::client_config() {
-        Some(config) => builder.tls_backend_preconfigured(config.clone()),
-        None => builder,
-    }
-}
-
-/// reqwest is built without a TLS provider of its own; rustls needs one per process.
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        // Fails only when the host process already installed one, which serves as well.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
 }
 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,

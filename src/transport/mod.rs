@@ -4,7 +4,6 @@
 pub mod http;
 pub mod legacy_sse;
 pub mod local;
-mod tls;
 
 /// The largest JSON-RPC message accepted from a server: room for a 64 MiB result and its
 /// envelope, while a hostile server's endless line still fails in bounded memory.

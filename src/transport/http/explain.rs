@@ -103,7 +103,7 @@ fn error_chain(error: &reqwest::Error) -> String {
         text.push_str(&cause.to_string());
         source = cause.source();
     }
-    text.push_str(crate::transport::tls::certificate_advice(error));
+    text.push_str(crate::net::tls::certificate_advice(error));
     text
 }
 
