@@ -78,6 +78,22 @@ fn private_v6(ip: Ipv6Addr) -> bool {
 
 /// The one address a request to `url` connects to: its host resolved once and checked.
 pub async fn address(url: &Url, allow_private: bool) -> Result<SocketAddr, Unsent> {
+    let lookup = |host: String, port: u16| async move {
+        let found = tokio::net::lookup_host((host.as_str(), port)).await;
+        found
+            .map(|addresses| addresses.collect())
+            .unwrap_or_default()
+    };
+    address_by(url, allow_private, lookup).await
+}
+
+/// `address`, with `lookup` answering what a name resolves to: asked once, its first
+/// answer the one checked and connected to.
+async fn address_by<F, Fut>(url: &Url, allow_private: bool, lookup: F) -> Result<SocketAddr, Unsent>
+where
+    F: FnOnce(String, u16) -> Fut,
+    Fut: std::future::Future<Output = Vec<SocketAddr>>,
+{
     let host = url
         .host_str()
         .ok_or_else(|| Unsent::Failed("the URL has no host".into()))?;
@@ -90,10 +106,10 @@ pub async fn address(url: &Url, allow_private: bool) -> Result<SocketAddr, Unsen
     }
     let resolved = match bare.parse::<IpAddr>() {
         Ok(ip) => SocketAddr::new(ip, port),
-        Err(_) => tokio::net::lookup_host((bare, port))
+        Err(_) => lookup(bare.to_owned(), port)
             .await
-            .ok()
-            .and_then(|mut addresses| addresses.next())
+            .into_iter()
+            .next()
             .ok_or_else(|| Unsent::Failed(format!("{bare} has no address")))?,
     };
     if !allow_private && is_private(resolved.ip()) {
@@ -179,6 +195,41 @@ mod tests {
         ] {
             assert!(!is_private(ip.parse().expect("an address")), "{ip}");
         }
+    }
+
+    #[tokio::test]
+    async fn a_name_is_resolved_once_and_its_first_answer_is_the_one_kept() {
+        let url = Url::parse("https://auth.example/token").expect("a URL");
+        let answers = |first: &str, then: &str| {
+            let all: Vec<SocketAddr> = [first, then]
+                .iter()
+                .map(|a| a.parse().expect("an address"))
+                .collect();
+            let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let counted = asked.clone();
+            let lookup = move |_: String, _: u16| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                std::future::ready(all)
+            };
+            (lookup, asked)
+        };
+        // A public first answer is kept; the private one after it is never used.
+        let (lookup, asked) = answers("93.184.216.34:443", "10.0.0.1:443");
+        let kept = address_by(&url, false, lookup).await.expect("allowed");
+        assert_eq!(
+            (
+                kept.to_string().as_str(),
+                asked.load(std::sync::atomic::Ordering::Relaxed)
+            ),
+            ("93.184.216.34:443", 1)
+        );
+        // A private first answer is refused, not skipped for a public one after it.
+        let (lookup, _) = answers("169.254.169.254:443", "93.184.216.34:443");
+        let refused = address_by(&url, false, lookup).await;
+        assert!(
+            matches!(refused, Err(Unsent::Private { .. })),
+            "{refused:?}"
+        );
     }
 
     #[tokio::test]

@@ -20,9 +20,10 @@ use super::guarded::Guarded;
 use super::loopback::Loopback;
 use super::store::Record;
 use super::tokens::RecordStore;
-use crate::config::{DpopMode, OAuthSpec};
+use crate::config::OAuthSpec;
 
 mod headless;
+mod key;
 
 /// The client name a dynamic registration gives.
 const CLIENT_NAME: &str = "toolnexus";
@@ -156,24 +157,13 @@ impl SignIn {
         let resolution = manager
             .resolve_metadata_from_challenge(challenge.header.as_deref())
             .await;
-        if let Err(AuthError::AuthorizationServersUnavailable {
-            authorization_servers,
-            ..
-        }) = &resolution
-        {
-            // rmcp passes over a server it will not ask (a private address, say) in
-            // silence: one the address policy refuses is named, with its reason.
-            for server in authorization_servers {
-                self.check_reach(Endpoint::Metadata, server).await?;
-            }
-        }
-        let resolution = resolution?;
-        if !resolution.source.is_discovered() {
+        let metadata = match resolution {
+            Ok(resolution) if resolution.source.is_discovered() => resolution.metadata,
             // No protected resource or authorization server metadata: the refusal is
             // about the request's own credentials (its "headers"), not a sign-in.
-            return Ok(Outcome::NoOAuth);
-        }
-        let metadata = resolution.metadata;
+            Ok(_) => return Ok(Outcome::NoOAuth),
+            Err(error) => self.passed_over(error).await?,
+        };
         endpoint_policy::check_metadata(&self.server, &metadata).map_err(refused_error)?;
         self.bind_to_key(&spec, &metadata).await?;
         manager.set_metadata(metadata.clone());
@@ -262,44 +252,26 @@ impl SignIn {
         Ok(Outcome::SignedIn)
     }
 
-    /// Binds the tokens to come to a DPoP key when `spec.dpop` and the authorization
-    /// server of `metadata` say so: the key the record keeps, else a new one.
-    async fn bind_to_key(
-        &self,
-        spec: &OAuthSpec,
-        metadata: &AuthorizationMetadata,
-    ) -> Result<(), AuthError> {
-        let algorithms = metadata
-            .additional_fields
-            .get("dpop_signing_alg_values_supported");
-        let offered = algorithms
-            .and_then(|a| a.as_array())
-            .is_some_and(|a| a.iter().any(|alg| alg.as_str() == Some("ES256")));
-        match (spec.dpop, offered) {
-            (DpopMode::Off, _) | (DpopMode::Auto, false) => return Ok(()),
-            (DpopMode::Required, false) => {
-                return Err(AuthError::AuthorizationFailed(format!(
-                    "\"{}\" requires DPoP (\"oauth.dpop\": true), and its authorization server offers no ES256 DPoP",
-                    self.server
-                )));
+    /// After `error`: rmcp passes over an authorization server at a private IP address in
+    /// silence, whatever the entry allows. One the address policy refuses is named, with
+    /// its reason; one it allows is asked here.
+    async fn passed_over(&self, error: AuthError) -> Result<AuthorizationMetadata, AuthError> {
+        let AuthError::AuthorizationServersUnavailable {
+            authorization_servers,
+            ..
+        } = &error
+        else {
+            return Err(error);
+        };
+        for server in authorization_servers {
+            self.check_reach(Endpoint::Metadata, server).await?;
+        }
+        for server in authorization_servers {
+            if let Some(metadata) = self.http.authorization_metadata(server).await {
+                return Ok(metadata);
             }
-            _ => {}
         }
-        if self.dpop.active() {
-            return Ok(());
-        }
-        let record = self.store.record().await?;
-        let key = record
-            .dpop_key
-            .as_deref()
-            .and_then(Key::decode)
-            .or_else(Key::generate);
-        let key = key.ok_or_else(|| AuthError::InternalError("cannot make a DPoP key".into()))?;
-        let encoded = key.encoded();
-        self.dpop.start(key);
-        self.store
-            .update(|record| record.dpop_key = Some(encoded))
-            .await
+        Err(error)
     }
 
     fn check(&self, endpoint: Endpoint, url: &str) -> Result<(), AuthError> {

@@ -7,7 +7,9 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use rmcp::transport::auth::{OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRequest};
+use rmcp::transport::auth::{
+    AuthorizationMetadata, OAuthHttpClient, OAuthHttpClientFuture, OAuthHttpRequest,
+};
 
 use super::address_policy::{self, Unsent};
 use super::dpop::{self, Dpop};
@@ -111,6 +113,41 @@ impl Guarded {
             }
             return Ok(response);
         }
+    }
+
+    /// The metadata authorization server `issuer` publishes (RFC 8414, else OpenID
+    /// Connect discovery), asked through this guard: a server rmcp would not ask itself.
+    /// None when neither is there, or it names another issuer.
+    pub async fn authorization_metadata(&self, issuer: &str) -> Option<AuthorizationMetadata> {
+        let url = reqwest::Url::parse(issuer).ok()?;
+        let (origin, path) = (
+            url.origin().ascii_serialization(),
+            url.path().trim_end_matches('/'),
+        );
+        let documents = [
+            format!("{origin}/.well-known/oauth-authorization-server{path}"),
+            format!("{origin}/.well-known/openid-configuration{path}"),
+        ];
+        for document in documents {
+            check(&self.server, Endpoint::Metadata, &document).ok()?;
+            let request = http::Request::get(&document).body(Vec::new()).ok()?;
+            let Ok(response) = self.send(Endpoint::Metadata, request, None).await else {
+                continue;
+            };
+            let metadata: Option<AuthorizationMetadata> =
+                serde_json::from_slice(response.body()).ok();
+            let same = |named: &str| named.trim_end_matches('/') == issuer.trim_end_matches('/');
+            match metadata {
+                Some(metadata)
+                    if response.status().is_success()
+                        && metadata.issuer.as_deref().is_some_and(same) =>
+                {
+                    return Some(metadata);
+                }
+                _ => continue,
+            }
+        }
+        None
     }
 
     /// Sends `request` where the address policy allows, keeping a refusal.
