@@ -191,6 +191,20 @@ pub(super) fn expanded(context: &Context, field: &str, value: &str) -> Result<St
     })
 }
 
+/// The string `key` of `obj` (the entry's `field`), expanded; none when absent or null.
+pub(super) fn text(
+    obj: &Map<String, Value>,
+    field: &str,
+    key: &str,
+    context: &Context,
+) -> Result<Option<String>, EntryError> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => expanded(context, field, s).map(Some),
+        Some(other) => Err(EntryError::kind(field, "a string", json_kind(other))),
+    }
+}
+
 /// An object of strings (see `string_map`), its values expanded.
 fn expanded_map(
     obj: &Map<String, Value>,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::Context;
-use super::entry::{expanded, json_kind};
+use super::entry::{expanded, json_kind, text};
 use super::entry_error::EntryError;
 
 /// A credential the host holds: the value itself, or where to read it, again for every
@@ -117,15 +117,7 @@ fn enterprise(oauth: &Map<String, Value>, context: &Context) -> Result<Enterpris
         None | Some(Value::Null) => return Err(EntryError::Rule(NEEDS)),
         Some(other) => return Err(EntryError::kind("oauth.idp", "an object", json_kind(other))),
     };
-    let text = |key: &str| match idp.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => expanded(context, &format!("oauth.idp.{key}"), s).map(Some),
-        Some(other) => Err(EntryError::kind(
-            format!("oauth.idp.{key}"),
-            "a string",
-            json_kind(other),
-        )),
-    };
+    let text = |key: &str| text(idp, &format!("oauth.idp.{key}"), key, context);
     let (Some(token_endpoint), Some(client_id), Some(id_token)) = (
         text("tokenEndpoint")?,
         text("clientId")?,

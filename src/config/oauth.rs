@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::Context;
-use super::entry::{expanded, json_kind};
+use super::entry::{json_kind, text};
 use super::entry_error::EntryError;
 pub use super::grant::{EnterpriseSpec, GrantSpec, Held};
 
@@ -75,15 +75,7 @@ pub fn oauth_spec(
             return Err(EntryError::kind("oauth", "false or an object", got));
         }
     };
-    let text = |key: &str| match oauth.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => expanded(context, &format!("oauth.{key}"), s).map(Some),
-        Some(other) => Err(EntryError::kind(
-            format!("oauth.{key}"),
-            "a string",
-            json_kind(other),
-        )),
-    };
+    let text = |key: &str| text(oauth, &format!("oauth.{key}"), key, context);
     let scopes = match oauth.get("scopes") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items
