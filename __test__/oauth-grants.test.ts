@@ -147,22 +147,24 @@ describe("jwt-bearer (workload identity)", () => {
     const server = await oauthServer(t)
     const name = `TOOLNEXUS_TEST_WIF_${process.pid}`
     t.after(() => delete process.env[name])
-    process.env[name] = workloadJwt("env-1")
+    // Made once each: a token's iat is the second it was made in.
+    const [first, second] = [workloadJwt("env-1"), workloadJwt("env-2")]
+    process.env[name] = first
     const source = await loadMcp(
       { docs: { url: server.url, oauth: { grantType: "jwt-bearer", assertion: { env: name } } } },
       { oauth: { tokenStore: memoryStore() } },
     )
     t.after(() => source.close())
     assert.deepEqual(source.status, { docs: "connected" })
-    process.env[name] = workloadJwt("env-2")
+    process.env[name] = second
     server.expireAccessTokens()
     const result = await toolNamed(source, "docs_whoami").execute({})
     assert.equal(result.isError, false, result.output)
     assert.deepEqual(
       server.log.token.map((x) => [x.grant, x.assertion]),
       [
-        [JWT_BEARER, workloadJwt("env-1")],
-        [JWT_BEARER, workloadJwt("env-2")],
+        [JWT_BEARER, first],
+        [JWT_BEARER, second],
       ],
     )
   })
@@ -301,7 +303,8 @@ describe("enterprise (ID token → ID-JAG → access token)", () => {
     const server = await oauthServer(t, { idp: { clientId: "mcp-client" }, scopes: ["read"] })
     const name = `TOOLNEXUS_TEST_ID_TOKEN_${process.pid}`
     t.after(() => delete process.env[name])
-    process.env[name] = workloadJwt("person-env")
+    const idToken = workloadJwt("person-env")
+    process.env[name] = idToken
     const inv = await listMcpTools(
       enterprise(
         server,
@@ -313,7 +316,7 @@ describe("enterprise (ID token → ID-JAG → access token)", () => {
     assert.deepEqual(inv.status, { docs: "connected" }, inv.servers.docs?.error)
     const [exchange] = server.log.idp
     assert.equal(basic(exchange!.authorization), "idp-client:idp-secret")
-    assert.equal(exchange!.subject_token, workloadJwt("person-env"))
+    assert.equal(exchange!.subject_token, idToken)
     assert.equal(exchange!.scope, "read")
     const [redeem] = server.log.token
     assert.equal(basic(redeem!.authorization), "mcp-client:as-secret")
@@ -321,7 +324,7 @@ describe("enterprise (ID token → ID-JAG → access token)", () => {
     assert.equal(redeem!.resource, server.url)
     assert.equal(redeem!.scope, "read")
     // No secret in what toolnexus shows.
-    for (const secret of ["as-secret", "idp-secret", workloadJwt("person-env")]) {
+    for (const secret of ["as-secret", "idp-secret", idToken]) {
       assert.ok(!JSON.stringify(inv).includes(secret), "a secret was shown")
     }
   })
