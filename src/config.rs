@@ -13,6 +13,7 @@ mod entry;
 mod entry_error;
 pub(crate) mod env_file;
 pub(crate) mod expand;
+mod gateway;
 mod grant;
 mod oauth;
 pub mod schema;
@@ -27,7 +28,7 @@ use crate::duration;
 const WRAPPERS: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// Sibling sections of an unwrapped config that are never servers (`$schema` points
 /// editors at `mcp.schema.json`).
-const RESERVED: [&str; 5] = ["builtins", "agents", "a2a", "mcpServer", "$schema"];
+const RESERVED: [&str; 6] = ["builtins", "agents", "a2a", "mcpServer", "serve", "$schema"];
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(30_000);
 
 /// Where a config comes from.
@@ -70,7 +71,10 @@ pub fn read_server_map(input: &ConfigInput) -> Result<Map<String, Value>, Config
     for key in WRAPPERS {
         if let Some(inner) = top.remove(key) {
             return match inner {
-                Value::Object(map) => Ok(map),
+                Value::Object(map) => {
+                    gateway::check(&top, &map)?;
+                    Ok(map)
+                }
                 other => Err(ConfigError(format!(
                     "MCP config{origin}: \"{key}\" must be an object of servers, got {}",
                     json_kind(&other)

@@ -16,7 +16,9 @@ use schemars::transform::RecursiveTransform;
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde_json::Value;
 
+mod gateway;
 mod oauth;
+use self::gateway::GatewaySections;
 use self::oauth::OAuth;
 
 /// The schema as `mcp.schema.json` holds it: pretty JSON and a final newline.
@@ -58,6 +60,8 @@ pub enum McpJson {
 pub struct UnderMcpServers {
     #[serde(rename = "mcpServers")]
     pub mcp_servers: Servers,
+    #[serde(flatten)]
+    pub gateway: GatewaySections,
 }
 
 #[derive(JsonSchema)]
@@ -67,6 +71,8 @@ pub struct UnderServers {
     #[schemars(schema_with = "absent")]
     pub mcp_servers: (),
     pub servers: Servers,
+    #[serde(flatten)]
+    pub gateway: GatewaySections,
 }
 
 #[derive(JsonSchema)]
@@ -79,6 +85,8 @@ pub struct UnderMcp {
     #[schemars(schema_with = "absent")]
     pub servers: (),
     pub mcp: Servers,
+    #[serde(flatten)]
+    pub gateway: GatewaySections,
 }
 
 /// Servers at the top level, beside the sections other tools keep there.
@@ -106,6 +114,8 @@ pub struct Bare {
     /// Not a server: another tool's section, ignored.
     #[serde(rename = "mcpServer")]
     pub mcp_server: Option<Value>,
+    /// Not a server: `toolnexus serve` reads it in a wrapped config only.
+    pub serve: Option<Value>,
     #[serde(flatten)]
     pub servers_by_name: Servers,
 }
