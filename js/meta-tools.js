@@ -1,14 +1,17 @@
 // Progressive discovery: instead of every tool's schema, a model gets three small tools
 // that search the listing, show one tool's schema, and call a tool by name. They are
 // ordinary Tools, so any framework adapter takes them as it takes the others.
+import { createRequire } from "node:module"
 import { defineTool } from "./define-tool.js"
 import { invalidArgument } from "./errors.js"
 import { appOnlyRefusal, forModel } from "./visibility.js"
 
 /** Schema text above this many characters in all makes `auto` hand out the meta-tools. */
 export const DEFAULT_MAX_SCHEMA_CHARS = 32_000
-const DEFAULT_LIMIT = 10
-const MAX_LIMIT = 50
+// The meta-tools' names, descriptions and schemas, which the gateway serves too.
+const { defaultLimit: DEFAULT_LIMIT, tools: META_TOOLS } = createRequire(import.meta.url)("./meta-tools.json")
+const [SEARCH, DESCRIBE, CALL] = META_TOOLS
+const MAX_LIMIT = SEARCH.inputSchema.properties.limit.maximum
 
 /** The first line of `text`, at most `max` characters. */
 function oneLine(text, max = 160) {
@@ -35,23 +38,7 @@ export function metaTools({ search, find: findAny }) {
   })
   return [
     defineTool({
-      name: "search_tools",
-      description:
-        "Search the available tools by what they do. Returns up to `limit` tool names with one-line descriptions, best match first; describe_tool gives a tool's parameters and call_tool runs it.",
-      inputSchema: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "What the tool should do, in a few words" },
-          limit: {
-            type: "integer",
-            minimum: 1,
-            maximum: MAX_LIMIT,
-            description: `At most this many (default ${DEFAULT_LIMIT})`,
-          },
-        },
-        required: ["query"],
-        additionalProperties: false,
-      },
+      ...SEARCH,
       run: ({ query, limit }) => {
         const n = Number.isInteger(limit) ? Math.min(Math.max(limit, 1), MAX_LIMIT) : DEFAULT_LIMIT
         const found = search(String(query ?? ""), n)
@@ -60,14 +47,7 @@ export function metaTools({ search, find: findAny }) {
       },
     }),
     defineTool({
-      name: "describe_tool",
-      description: "The full description and JSON Schema of the parameters of one tool, by its name from search_tools.",
-      inputSchema: {
-        type: "object",
-        properties: { name: { type: "string", description: "The tool's name" } },
-        required: ["name"],
-        additionalProperties: false,
-      },
+      ...DESCRIBE,
       run: ({ name }) => {
         const tool = find(String(name ?? ""))
         if (!tool) return unknown(name)
@@ -76,18 +56,7 @@ export function metaTools({ search, find: findAny }) {
       },
     }),
     defineTool({
-      name: "call_tool",
-      description:
-        "Run one tool by its name from search_tools, with arguments that follow its schema (see describe_tool).",
-      inputSchema: {
-        type: "object",
-        properties: {
-          name: { type: "string", description: "The tool's name" },
-          arguments: { type: "object", description: "The tool's arguments" },
-        },
-        required: ["name"],
-        additionalProperties: false,
-      },
+      ...CALL,
       run: (args, ctx) => {
         const tool = find(String(args.name ?? ""))
         if (!tool) return unknown(args.name)
