@@ -773,10 +773,11 @@ if (
   }
 }
 
-const { Canceller, McpInventoryHandle, McpSourceHandle, NativeListing, NativeStore, ProviderSchema, ResourceSubscription, abortedCall, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, progressGivenUp, sanitize } = nativeBinding
+const { Canceller, McpInventoryHandle, McpSourceHandle, NativeGateway, NativeListing, NativeStore, ProviderSchema, ResourceSubscription, abortedCall, answerToElicitResult, elicitationToRequest, expandEnv, forgetSignIn, killAllServers, listMcpTools, liveHandles, loadMcp, parseMcpConfig, progressGivenUp, sanitize } = nativeBinding
 export { Canceller }
 export { McpInventoryHandle }
 export { McpSourceHandle }
+export { NativeGateway }
 export { NativeListing }
 export { NativeStore }
 export { ProviderSchema }

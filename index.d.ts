@@ -861,6 +861,44 @@ export interface McpStore extends McpStoreView {
  */
 export function createMcpStore(input?: string | object | null, opts?: McpStoreOptions): McpStore
 
+/** Options of {@link serveMcp}. */
+export interface ServeMcpOptions {
+  /** `host:port` to listen on over streamable HTTP; port 0 picks a free one. @default "127.0.0.1:0" */
+  http?: string
+  /** Serve on this process's stdin and stdout instead of over HTTP. @default false */
+  stdio?: boolean
+  /** Serve the view's meta-tools (`search_tools`, `describe_tool`, `call_tool`) instead of its tools. @default false */
+  meta?: boolean
+  /** The server name downstream clients see. @default "toolnexus" */
+  name?: string
+  /** Browser origins (`scheme://host:port`) allowed besides loopback pages; any other `Origin` gets 403. */
+  allowedOrigins?: string[]
+  /**
+   * The front door. `tokens`: the bearer tokens that open each path (`/mcp`,
+   * `/agents/<id>/mcp`); values may be `${VAR}`. With tokens set, a path without any is closed.
+   */
+  auth?: { tokens?: Record<string, string | string[]> }
+}
+
+/** A running gateway, made by {@link serveMcp}. */
+export interface McpGateway {
+  /** `http://host:port/mcp`; `undefined` over stdio. */
+  readonly url: string | undefined
+  /** Resolves once the gateway has stopped: closed, or its stdio client gone. */
+  readonly ended: Promise<void>
+  /** Stops serving: no new connections; every downstream session and stream ends. The store stays open. */
+  close(): Promise<void>
+}
+
+/**
+ * Serves a store view as one MCP server, to clients of either protocol era, over streamable
+ * HTTP or stdio. Over HTTP, `/mcp` serves `view`; when `view` is the store itself,
+ * `/agents/<id>/mcp` serves each agent's view. Tools keep the names the view gives them and
+ * every member their servers sent; calls pass progress and cancellation both ways;
+ * resources, templates, prompts and completions pass through; list changes are pushed.
+ */
+export function serveMcp(view: McpStoreView, opts?: ServeMcpOptions): Promise<McpGateway>
+
 /** What {@link serveStoreApi} resolves. */
 export interface StoreApiServer {
   /** The port actually bound (useful with `port: 0`). */

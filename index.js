@@ -21,6 +21,7 @@ export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
 export { createMcpStore } from "./js/store.js"
 export { serveStoreApi } from "./js/store-api.js"
+export { serveMcp } from "./js/serve.js"
 export { providerSchema } from "./js/provider-schema.js"
 
 // Server process trees must not outlive this process, even when nobody called close().

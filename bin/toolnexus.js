@@ -2,7 +2,8 @@
 // The toolnexus CLI: `list` (which servers of an mcp.json come up, how, and with what
 // tools), `call` (try one tool of one server), `auth` (sign in to a server that asks for
 // OAuth, or out), `schema` (the mcp.json JSON Schema), `read` (a resource), `prompt`
-// (a prompt's messages) and `skills` (the servers' skills, or one skill loaded).
+// (a prompt's messages), `skills` (the servers' skills, or one skill loaded) and `serve`
+// (the servers as one MCP endpoint).
 // Exit codes: 0 all good, 1 a server failed or a tool answered an error, 2 a usage or
 // config error. Everything printed passes through js/terminal.js.
 import { parseArgs } from "node:util"
@@ -12,6 +13,7 @@ import { callCommand } from "./cli/call.js"
 import { listCommand } from "./cli/list.js"
 import { promptCommand, readCommand } from "./cli/offer.js"
 import { schemaCommand } from "./cli/mcp-schema.js"
+import { serveCommand } from "./cli/serve.js"
 import { skillsCommand } from "./cli/skills.js"
 import { safeLine } from "../js/terminal.js"
 
@@ -23,6 +25,7 @@ const COMMANDS = {
   read: readCommand,
   prompt: promptCommand,
   skills: skillsCommand,
+  serve: serveCommand,
 }
 
 const USAGE = `usage: toolnexus list [mcp.json] [--json]
@@ -32,6 +35,7 @@ const USAGE = `usage: toolnexus list [mcp.json] [--json]
        toolnexus read <server> <uri> [--config mcp.json] [--json]
        toolnexus prompt <server> <name> [json-arguments] [--config mcp.json] [--json]
        toolnexus skills [mcp.json] [--load <server>/<name>] [--json]
+       toolnexus serve [mcp.json] [--http HOST:PORT] [--stdio] [--agent ID] [--state URL] [--meta]
 Run "toolnexus <command> --help" for what each does.`
 
 const [name, ...rest] = process.argv.slice(2)

@@ -51,6 +51,11 @@ export class View {
     return this.#agent
   }
 
+  /** Serves this view as one MCP server (see js/serve.js). */
+  _serve(options) {
+    return this.#native.serve(this.#agent, options)
+  }
+
   /** The store version of the latest change this view can see. */
   _revision() {
     return this.#native.revision(this.#agent)

@@ -17,6 +17,7 @@ mod live;
 mod oauth;
 mod provider_schema;
 mod search;
+mod serve;
 mod skills;
 mod state;
 mod state_store;

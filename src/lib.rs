@@ -20,6 +20,7 @@ pub mod output_schema;
 pub mod provider_schema;
 pub mod redact;
 pub mod search;
+pub mod serve;
 pub mod session;
 pub mod skills;
 pub mod state;

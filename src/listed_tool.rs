@@ -70,12 +70,13 @@ impl ListedTool {
 
     /// Appends the tool as a `tools/list` page lists it: what `ToolView` reads back.
     pub fn write_wire(&self, out: &mut String) {
+        self.write_wire_as(&self.name, out);
+    }
+
+    /// Appends the tool as `write_wire` does, named `name` (a gateway's view names it).
+    pub fn write_wire_as(&self, name: &str, out: &mut String) {
         out.push('{');
-        member(
-            out,
-            "name",
-            &serde_json::Value::from(self.name.as_str()).to_string(),
-        );
+        member(out, "name", &serde_json::Value::from(name).to_string());
         if let Some(description) = &self.description {
             let text = serde_json::Value::from(description.as_str()).to_string();
             member(out, "description", &text);

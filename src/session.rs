@@ -182,6 +182,11 @@ impl Session {
     }
 
     /// The protocol version the server answered `initialize` with.
+    /// What the server said of how to use it (`instructions`), if anything.
+    pub fn instructions(&self) -> Option<String> {
+        self.peer.peer_info()?.instructions.clone()
+    }
+
     pub fn protocol_version(&self) -> Option<String> {
         self.peer
             .peer_info()

@@ -18,6 +18,14 @@ use crate::tool_result::{self, Outcome, ToolOutput};
 pub trait CallSink: Send + Sync {
     fn progress(&self, call: u64, progress: Progress);
     fn done(&self, call: u64, output: ToolOutput);
+    /// Whether a complete result reaches `done_as_sent` as the server sent it (a
+    /// gateway passes it on) instead of `done`, decoded.
+    fn as_sent(&self) -> bool {
+        false
+    }
+    fn done_as_sent(&self, call: u64, result: &RawValue) {
+        let _ = (call, result);
+    }
 }
 
 /// How one `tools/call` is run.
@@ -79,7 +87,11 @@ impl Caller for Call {
     fn decode(&self, result: &RawValue) -> Decoded {
         match tool_result::decode_outcome(result.get()) {
             Some(Outcome::Complete(output)) => {
-                self.sink.done(self.id, output);
+                if self.sink.as_sent() {
+                    self.sink.done_as_sent(self.id, result);
+                } else {
+                    self.sink.done(self.id, output);
+                }
                 Decoded::Done
             }
             Some(Outcome::InputRequired(asked)) => Decoded::InputRequired(asked),

@@ -1,0 +1,187 @@
+//! One view served: the handler rmcp runs for each downstream session (2025-11-25) or
+//! request (2026-07-28, stateless), over a store view. It holds no state of its own but
+//! what a session starts (following list changes), which ends when rmcp drops it.
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscriptionFilter,
+};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use super::{changes, offers, tools};
+use crate::store::Store;
+
+/// How a view is served.
+#[derive(Debug, Clone)]
+pub struct ViewOptions {
+    /// Serve the view's meta-tools (search, describe, call) instead of its tools.
+    pub meta: bool,
+    /// The gateway's name and version, as downstream clients see them.
+    pub name: String,
+    pub version: String,
+}
+
+/// A store view as an MCP server. Cheap to clone; each downstream session takes its
+/// own (`session`).
+#[derive(Clone)]
+pub struct View {
+    pub(super) shared: Arc<Shared>,
+    /// Cancelled when the last clone of this session's handler is dropped.
+    _ended: Arc<DropGuard>,
+    session: CancellationToken,
+}
+
+/// What every session of a view shares.
+pub(super) struct Shared {
+    pub store: Arc<Store>,
+    pub agent: Option<String>,
+    pub options: ViewOptions,
+    pub tools: tools::Names,
+    pub offers: offers::Routes,
+    /// Cancelled when the gateway stops.
+    pub closing: CancellationToken,
+}
+
+impl View {
+    pub fn new(
+        store: Arc<Store>,
+        agent: Option<String>,
+        options: ViewOptions,
+        closing: CancellationToken,
+    ) -> View {
+        let shared = Arc::new(Shared {
+            store,
+            agent,
+            options,
+            tools: tools::Names::default(),
+            offers: offers::Routes::default(),
+            closing,
+        });
+        View::of(shared)
+    }
+
+    fn of(shared: Arc<Shared>) -> View {
+        let session = shared.closing.child_token();
+        View {
+            shared,
+            _ended: Arc::new(session.clone().drop_guard()),
+            session,
+        }
+    }
+
+    /// A handler for one more downstream session.
+    pub fn session(&self) -> View {
+        View::of(self.shared.clone())
+    }
+
+    pub(super) fn agent(&self) -> Option<&str> {
+        self.shared.agent.as_deref()
+    }
+}
+
+impl ServerHandler for View {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_completions()
+            .build();
+        let mut info = InitializeResult::new(capabilities);
+        let options = &self.shared.options;
+        info.server_info = Implementation::new(&options.name, &options.version);
+        info.instructions = offers::instructions(&self.shared);
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        _: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        tools::list(&self.shared)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        tools::call(&self.shared, request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        offers::list_resources(&self.shared, &context.ct).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        offers::list_templates(&self.shared, &context.ct).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let read = offers::read(&self.shared, &request.uri, &context.ct).await;
+        read.map(ReadResourceResponse::Complete)
+    }
+
+    async fn list_prompts(
+        &self,
+        _: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        offers::list_prompts(&self.shared, &context.ct).await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let got = offers::get_prompt(&self.shared, request, &context.ct).await;
+        got.map(GetPromptResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        offers::complete(&self.shared, request, &context.ct).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        changes::follow(self.shared.clone(), context.peer, self.session.clone());
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(changes::accepted(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        changes::listen(&self.shared, context).await;
+        Ok(())
+    }
+}
