@@ -874,10 +874,23 @@ export interface ServeMcpOptions {
   /** Browser origins (`scheme://host:port`) allowed besides loopback pages; any other `Origin` gets 403. */
   allowedOrigins?: string[]
   /**
-   * The front door. `tokens`: the bearer tokens that open each path (`/mcp`,
-   * `/agents/<id>/mcp`); values may be `${VAR}`. With tokens set, a path without any is closed.
+   * The front door, one of two kinds. `tokens`: the bearer tokens that open each path
+   * (`/mcp`, `/agents/<id>/mcp`); values may be `${VAR}`. With tokens set, a path without
+   * any is closed. `oauth`: take an authorization server's JWT access tokens instead.
    */
-  auth?: { tokens?: Record<string, string | string[]> }
+  auth?: { tokens?: Record<string, string | string[]>; oauth?: ServeOAuthOptions }
+}
+
+/** The gateway as an OAuth resource server (RFC 9728 metadata at `/.well-known/oauth-protected-resource`). */
+export interface ServeOAuthOptions {
+  /** The authorization server's issuer; tokens' `iss` must equal it. */
+  issuer: string
+  /** Its JWK set; by default read from its metadata (RFC 8414, then OpenID discovery). */
+  jwksUri?: string
+  /** This resource's identifier, which tokens' `aud` must name. @default the gateway's origin, `http://host:port` */
+  resource?: string
+  /** The scopes that open each path (any one of them); a path not listed opens to every valid token. */
+  scopes?: Record<string, string | string[]>
 }
 
 /** A running gateway, made by {@link serveMcp}. */

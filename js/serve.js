@@ -30,6 +30,30 @@ function tokensOf(tokens) {
   return out
 }
 
+/** `auth.oauth` as the binding takes it: each path's scopes as an array. */
+function oauthOf(oauth) {
+  if (oauth === undefined) return undefined
+  if (oauth === null || typeof oauth !== "object") throw invalidArgument("serveMcp: auth.oauth must be an object")
+  const { issuer, jwksUri, resource, scopes = {} } = oauth
+  for (const [key, value] of Object.entries({ issuer, jwksUri, resource })) {
+    if ((value !== undefined || key === "issuer") && !(typeof value === "string" && /^https?:\/\/\S+$/.test(value))) {
+      throw invalidArgument(`serveMcp: auth.oauth.${key} must be an http(s) URL, got ${JSON.stringify(value)}`)
+    }
+  }
+  if (scopes === null || typeof scopes !== "object" || Array.isArray(scopes)) {
+    throw invalidArgument("serveMcp: auth.oauth.scopes must be an object of paths to scopes")
+  }
+  const byPath = {}
+  for (const [path, value] of Object.entries(scopes)) {
+    const list = Array.isArray(value) ? value : [value]
+    if (!list.every((scope) => typeof scope === "string" && scope !== "")) {
+      throw invalidArgument(`serveMcp: auth.oauth.scopes[${JSON.stringify(path)}] must be scopes`)
+    }
+    byPath[path] = list
+  }
+  return { issuer, jwksUri, resource, scopes: byPath }
+}
+
 function optionsOf(opts) {
   if (opts === null || typeof opts !== "object") throw invalidArgument("serveMcp: options must be an object")
   const { http, stdio, meta, auth, allowedOrigins, name } = opts
@@ -51,13 +75,17 @@ function optionsOf(opts) {
   if (auth !== undefined && (auth === null || typeof auth !== "object")) {
     throw invalidArgument("serveMcp: auth must be an object")
   }
+  if (auth?.tokens != null && auth?.oauth != null) {
+    throw invalidArgument("serveMcp: auth takes tokens or oauth, not both")
+  }
   return {
     http,
     stdio,
     meta,
     name: typeof name === "string" && name !== "" ? name : "toolnexus",
     version: version(),
-    tokens: tokensOf(auth?.tokens),
+    tokens: tokensOf(auth?.tokens ?? undefined),
+    oauth: oauthOf(auth?.oauth ?? undefined),
     allowedOrigins,
   }
 }

@@ -8,6 +8,7 @@ mod changes;
 mod door;
 mod http;
 mod meta;
+mod oauth;
 mod offers;
 mod relay;
 mod stdio;
@@ -16,5 +17,6 @@ mod view;
 
 pub use self::door::{Door, DoorError};
 pub use self::http::{Listening, serve_http};
+pub use self::oauth::OAuthOptions;
 pub use self::stdio::serve_stdio;
 pub use self::view::{View, ViewOptions};

@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 use super::failure::{Outcome, settle};
 use super::store::NativeStore;
 use crate::code::{Code, Coded};
-use crate::serve::{self, Door, Listening, View, ViewOptions};
+use crate::serve::{self, Door, Listening, OAuthOptions, View, ViewOptions};
 
 #[napi(object)]
 pub struct NativeServeOptions {
@@ -28,6 +28,17 @@ pub struct NativeServeOptions {
     pub tokens: Option<HashMap<String, Vec<String>>>,
     /// Pages allowed besides loopback ones.
     pub allowed_origins: Option<Vec<String>>,
+    /// Take an authorization server's access tokens instead (never with `tokens`).
+    pub oauth: Option<NativeServeOAuth>,
+}
+
+#[napi(object)]
+pub struct NativeServeOAuth {
+    pub issuer: String,
+    pub jwks_uri: Option<String>,
+    pub resource: Option<String>,
+    /// The scopes that open each path.
+    pub scopes: Option<HashMap<String, Vec<String>>>,
 }
 
 /// A running gateway.
@@ -73,7 +84,19 @@ impl NativeStore {
                     ended,
                 });
             }
-            let door = Door::new(options.tokens, options.allowed_origins.unwrap_or_default());
+            let origins = options.allowed_origins.unwrap_or_default();
+            let door = match options.oauth {
+                Some(oauth) => Door::oauth(
+                    OAuthOptions {
+                        issuer: oauth.issuer,
+                        jwks_uri: oauth.jwks_uri,
+                        resource: oauth.resource,
+                        scopes: oauth.scopes.unwrap_or_default(),
+                    },
+                    origins,
+                ),
+                None => Door::new(options.tokens, origins),
+            };
             let address = options.http.unwrap_or_else(|| "127.0.0.1:0".to_owned());
             let listening = serve::serve_http(view, &address, door).await.map_err(|e| {
                 let why = format!("serveMcp: cannot listen on {address}: {e}");

@@ -75,6 +75,9 @@ fn check_serve(serve: &Value) -> Result<(), ConfigError> {
     kind_of("meta", Value::is_boolean, "a boolean")?;
     kind_of("allowedOrigins", strings, "an array of strings")?;
     kind_of("auth", Value::is_object, "an object")?;
+    if let Some(oauth) = serve.get("auth").and_then(|auth| auth.get("oauth")) {
+        check_oauth(oauth)?;
+    }
     let tokens = serve.get("auth").and_then(|auth| auth.get("tokens"));
     match tokens {
         None | Some(Value::Null) => Ok(()),
@@ -95,6 +98,33 @@ fn check_serve(serve: &Value) -> Result<(), ConfigError> {
                 "\"serve.auth.tokens\" must be an object of paths to tokens, got {got}"
             )))
         }
+    }
+}
+
+fn check_oauth(oauth: &Value) -> Result<(), ConfigError> {
+    if oauth.is_null() {
+        return Ok(());
+    }
+    let issuer = oauth.get("issuer").and_then(Value::as_str);
+    if !oauth.is_object() || issuer.is_none() {
+        return Err(fail(
+            "\"serve.auth.oauth\" must be an object with an \"issuer\"".into(),
+        ));
+    }
+    for key in ["jwksUri", "resource"] {
+        if oauth
+            .get(key)
+            .is_some_and(|v| !v.is_null() && !v.is_string())
+        {
+            return Err(fail(format!("\"serve.auth.oauth.{key}\" must be a URL")));
+        }
+    }
+    match oauth.get("scopes") {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::Object(paths)) if paths.values().all(|v| v.is_string() || strings(v)) => Ok(()),
+        Some(_) => Err(fail(
+            "\"serve.auth.oauth.scopes\" must map paths to scopes".into(),
+        )),
     }
 }
 

@@ -1,21 +1,30 @@
 //! The gateway's front door: which browsers' pages may reach it (`Origin`, the
-//! specification's DNS-rebinding rule) and which bearer tokens open which path. Tokens
-//! are compared by their SHA-256 digests, every one of a path's, so the time taken says
+//! specification's DNS-rebinding rule) and what opens which path: nothing, bearer tokens
+//! of its own, or an authorization server's access tokens (`oauth`). Its own tokens are
+//! compared by their SHA-256 digests, every one of a path's, so the time taken says
 //! nothing of how much of a guess was right.
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::Arc;
 
 use http::HeaderMap;
 use ring::digest::{SHA256, digest};
 
+use super::oauth::{Denied, OAuthOptions, ResourceServer};
+
 /// Who may come in.
-#[derive(Default)]
 pub struct Door {
-    /// The digests of the tokens that open each path; `None` asks none.
-    tokens: Option<HashMap<String, Vec<[u8; 32]>>>,
+    access: Access,
     /// Origins allowed besides loopback pages' (`scheme://host:port`, as browsers send).
     origins: Vec<String>,
+}
+
+enum Access {
+    Open,
+    /// The digests of the tokens that open each path.
+    Tokens(HashMap<String, Vec<[u8; 32]>>),
+    OAuth(Arc<ResourceServer>),
 }
 
 /// Why a request was turned away.
@@ -25,6 +34,8 @@ pub enum DoorError {
     Origin(String),
     /// 401: no token, or not one that opens this path.
     Token { presented: bool },
+    /// 401 or, for a token without the scope, 403.
+    OAuth(Denied),
 }
 
 impl fmt::Display for DoorError {
@@ -35,6 +46,11 @@ impl fmt::Display for DoorError {
                 f.write_str("the bearer token is not valid here")
             }
             DoorError::Token { presented: false } => f.write_str("a bearer token is required"),
+            DoorError::OAuth(Denied::NoToken) => f.write_str("an access token is required"),
+            DoorError::OAuth(Denied::Invalid(why)) => f.write_str(why),
+            DoorError::OAuth(Denied::Scope) => {
+                f.write_str("the access token has no scope that opens this path")
+            }
         }
     }
 }
@@ -43,30 +59,78 @@ impl Door {
     /// `tokens`: each path's tokens (values already expanded); `origins`: pages allowed
     /// besides loopback ones.
     pub fn new(tokens: Option<HashMap<String, Vec<String>>>, origins: Vec<String>) -> Door {
-        let tokens = tokens.map(|tokens| {
-            let digests = tokens.into_iter().map(|(path, tokens)| {
-                (path, tokens.iter().map(|t| sha256(t.as_bytes())).collect())
-            });
-            digests.collect()
-        });
-        Door { tokens, origins }
+        let access = match tokens {
+            None => Access::Open,
+            Some(tokens) => {
+                let digests = tokens.into_iter().map(|(path, tokens)| {
+                    (path, tokens.iter().map(|t| sha256(t.as_bytes())).collect())
+                });
+                Access::Tokens(digests.collect())
+            }
+        };
+        Door { access, origins }
+    }
+
+    /// A door that takes an authorization server's access tokens.
+    pub fn oauth(options: OAuthOptions, origins: Vec<String>) -> Door {
+        let access = Access::OAuth(Arc::new(ResourceServer::new(options)));
+        Door { access, origins }
+    }
+
+    /// Tells the door where the gateway listens (`http://host:port`).
+    pub fn bound(&self, origin: &str) {
+        if let Access::OAuth(server) = &self.access {
+            server.bound(origin);
+        }
+    }
+
+    /// The protected-resource metadata served at `/.well-known/oauth-protected-resource`
+    /// (and that followed by a view's path), when the door takes access tokens.
+    pub fn metadata(&self) -> Option<String> {
+        match &self.access {
+            Access::OAuth(server) => Some(server.metadata()),
+            _ => None,
+        }
+    }
+
+    /// The `WWW-Authenticate` challenge of a refusal on `path`, if it has one.
+    pub fn challenge(&self, path: &str, refused: &DoorError) -> Option<String> {
+        match (refused, &self.access) {
+            (DoorError::OAuth(denied), Access::OAuth(server)) => {
+                Some(server.challenge(path, denied))
+            }
+            (DoorError::Token { presented: true }, _) => {
+                Some("Bearer realm=\"toolnexus\", error=\"invalid_token\"".to_owned())
+            }
+            (DoorError::Token { presented: false }, _) => {
+                Some("Bearer realm=\"toolnexus\"".to_owned())
+            }
+            _ => None,
+        }
     }
 
     /// Whether a request for `path` with `headers` may come in.
-    pub fn check(&self, path: &str, headers: &HeaderMap) -> Result<(), DoorError> {
+    pub async fn admit(&self, path: &str, headers: &HeaderMap) -> Result<(), DoorError> {
         if let Some(origin) = headers.get(http::header::ORIGIN) {
             let origin = origin.to_str().unwrap_or("(not text)");
             if !loopback_origin(origin) && !self.origins.iter().any(|o| o == origin) {
                 return Err(DoorError::Origin(origin.to_owned()));
             }
         }
-        let Some(tokens) = &self.tokens else {
-            return Ok(());
-        };
         let presented = headers
             .get(http::header::AUTHORIZATION)
             .and_then(|value| value.to_str().ok())
             .and_then(bearer);
+        let tokens = match &self.access {
+            Access::Open => return Ok(()),
+            Access::OAuth(server) => {
+                return server
+                    .admit(path, presented)
+                    .await
+                    .map_err(DoorError::OAuth);
+            }
+            Access::Tokens(tokens) => tokens,
+        };
         let Some(presented) = presented else {
             return Err(DoorError::Token { presented: false });
         };
@@ -81,11 +145,6 @@ impl Door {
         } else {
             Err(DoorError::Token { presented: true })
         }
-    }
-
-    /// Whether requests need a token.
-    pub fn asks_tokens(&self) -> bool {
-        self.tokens.is_some()
     }
 }
 
@@ -142,8 +201,8 @@ mod tests {
         map
     }
 
-    #[test]
-    fn pages_of_other_origins_are_refused_unless_allowed() {
+    #[tokio::test]
+    async fn pages_of_other_origins_are_refused_unless_allowed() {
         let door = Door::new(None, vec!["https://app.example".into()]);
         for ok in [
             "http://localhost:5173",
@@ -152,7 +211,7 @@ mod tests {
             "https://app.example",
         ] {
             assert_eq!(
-                door.check("/mcp", &headers(&[("origin", ok)])),
+                door.admit("/mcp", &headers(&[("origin", ok)])).await,
                 Ok(()),
                 "{ok}"
             );
@@ -163,14 +222,14 @@ mod tests {
             "null",
             "http://127.0.0.1.nip.io:80",
         ] {
-            let refused = door.check("/mcp", &headers(&[("origin", bad)]));
+            let refused = door.admit("/mcp", &headers(&[("origin", bad)])).await;
             assert_eq!(refused, Err(DoorError::Origin(bad.into())), "{bad}");
         }
-        assert_eq!(door.check("/mcp", &HeaderMap::new()), Ok(()));
+        assert_eq!(door.admit("/mcp", &HeaderMap::new()).await, Ok(()));
     }
 
-    #[test]
-    fn a_token_opens_only_its_paths() {
+    #[tokio::test]
+    async fn a_token_opens_only_its_paths() {
         let tokens = HashMap::from([
             ("/mcp".to_owned(), vec!["main".to_owned()]),
             (
@@ -180,22 +239,23 @@ mod tests {
         ]);
         let door = Door::new(Some(tokens), Vec::new());
         let with = |t: &str| headers(&[("authorization", &format!("Bearer {t}"))]);
-        assert_eq!(door.check("/mcp", &with("main")), Ok(()));
-        assert_eq!(door.check("/agents/a/mcp", &with("a2")), Ok(()));
+        assert_eq!(door.admit("/mcp", &with("main")).await, Ok(()));
+        assert_eq!(door.admit("/agents/a/mcp", &with("a2")).await, Ok(()));
         assert_eq!(
-            door.check("/agents/a/mcp", &with("main")),
+            door.admit("/agents/a/mcp", &with("main")).await,
             Err(DoorError::Token { presented: true })
         );
         assert_eq!(
-            door.check("/agents/b/mcp", &with("a1")),
+            door.admit("/agents/b/mcp", &with("a1")).await,
             Err(DoorError::Token { presented: true })
         );
         assert_eq!(
-            door.check("/mcp", &HeaderMap::new()),
+            door.admit("/mcp", &HeaderMap::new()).await,
             Err(DoorError::Token { presented: false })
         );
         assert_eq!(
-            door.check("/mcp", &headers(&[("authorization", "Basic bWFpbg==")])),
+            door.admit("/mcp", &headers(&[("authorization", "Basic bWFpbg==")]))
+                .await,
             Err(DoorError::Token { presented: false })
         );
     }

@@ -25,6 +25,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use super::door::{Door, DoorError};
+use super::oauth::Denied;
 use super::view::View;
 use crate::lock::lock;
 
@@ -70,6 +71,7 @@ pub async fn serve_http(view: View, address: &str, door: Door) -> io::Result<Lis
         // Bound to be reached by other names: the Host check guards loopback only.
         config = config.disable_allowed_hosts();
     }
+    door.bound(&format!("http://{}", host_port(local)));
     let store_view = view.agent().is_none().then(|| view.clone());
     let gateway = Arc::new(Gateway {
         main: service(&view, &config),
@@ -134,13 +136,46 @@ async fn accept(listener: TcpListener, gateway: Arc<Gateway>, stop: Cancellation
 impl Gateway {
     async fn handle(&self, request: Request<Incoming>) -> Response<BoxBody<Bytes, Infallible>> {
         let path = request.uri().path().to_owned();
+        if let Some(metadata) = self.metadata(&path) {
+            return metadata;
+        }
         let Some(service) = self.route(&path) else {
             return plain(StatusCode::NOT_FOUND, "no MCP endpoint here");
         };
-        if let Err(refused) = self.door.check(&path, request.headers()) {
-            return turned_away(&refused);
+        if let Err(refused) = self.door.admit(&path, request.headers()).await {
+            return self.turned_away(&path, &refused);
         }
         service.handle(request).await
+    }
+
+    fn turned_away(&self, path: &str, refused: &DoorError) -> Response<BoxBody<Bytes, Infallible>> {
+        let status = match refused {
+            DoorError::Origin(_) | DoorError::OAuth(Denied::Scope) => StatusCode::FORBIDDEN,
+            _ => StatusCode::UNAUTHORIZED,
+        };
+        let mut response = plain(status, &refused.to_string());
+        let challenge = self.door.challenge(path, refused);
+        if let Some(value) = challenge.and_then(|c| header::HeaderValue::try_from(c).ok()) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, value);
+        }
+        response
+    }
+
+    /// The protected-resource metadata, at its well-known path or that followed by a
+    /// view's path (RFC 9728), when the door takes access tokens.
+    fn metadata(&self, path: &str) -> Option<Response<BoxBody<Bytes, Infallible>>> {
+        let rest = path.strip_prefix("/.well-known/oauth-protected-resource")?;
+        if !(rest.is_empty() || rest == "/mcp" || rest.starts_with("/agents/")) {
+            return None;
+        }
+        let mut response = plain(StatusCode::OK, &self.door.metadata()?);
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            header::HeaderValue::from_static("application/json"),
+        );
+        Some(response)
     }
 
     /// The service of the view `path` names.
@@ -169,25 +204,6 @@ impl Gateway {
             service(&view, &self.config)
         });
         Some(made.clone())
-    }
-}
-
-fn turned_away(refused: &DoorError) -> Response<BoxBody<Bytes, Infallible>> {
-    match refused {
-        DoorError::Origin(_) => plain(StatusCode::FORBIDDEN, &refused.to_string()),
-        DoorError::Token { presented } => {
-            let mut response = plain(StatusCode::UNAUTHORIZED, &refused.to_string());
-            let challenge = if *presented {
-                "Bearer realm=\"toolnexus\", error=\"invalid_token\""
-            } else {
-                "Bearer realm=\"toolnexus\""
-            };
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static(challenge),
-            );
-            response
-        }
     }
 }
 

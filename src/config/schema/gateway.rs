@@ -30,12 +30,28 @@ pub struct Serve {
     pub auth: Option<ServeAuth>,
 }
 
-/// Who may reach which view.
+/// Who may reach which view: tokens of the gateway's own, or an authorization server's.
 #[derive(JsonSchema)]
 pub struct ServeAuth {
     /// The bearer tokens that open each path (`/mcp`, `/agents/<id>/mcp`); values may be
     /// `${VAR}`. With tokens set, a path without any is closed.
     pub tokens: Option<BTreeMap<String, Tokens>>,
+    /// Take an authorization server's JWT access tokens.
+    pub oauth: Option<ServeOAuth>,
+}
+
+/// The gateway as an OAuth resource server.
+#[derive(JsonSchema)]
+pub struct ServeOAuth {
+    /// The authorization server's issuer; tokens' `iss`.
+    pub issuer: String,
+    /// Its JWK set; by default read from its metadata.
+    #[serde(rename = "jwksUri")]
+    pub jwks_uri: Option<String>,
+    /// This resource's identifier, tokens' `aud`; by default the gateway's origin.
+    pub resource: Option<String>,
+    /// The scopes that open each path (any one of them).
+    pub scopes: Option<BTreeMap<String, Tokens>>,
 }
 
 /// One token, or several.
