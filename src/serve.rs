@@ -5,6 +5,7 @@
 //! progress wired to it; `http` is the listener and its front door.
 
 mod changes;
+mod completed;
 mod door;
 mod http;
 mod meta;
@@ -12,6 +13,7 @@ mod oauth;
 mod offers;
 mod relay;
 mod stdio;
+mod subscriptions;
 mod tools;
 mod view;
 

@@ -9,9 +9,10 @@ use std::sync::Arc;
 use rmcp::RoleServer;
 use rmcp::model::SubscriptionFilter;
 use rmcp::service::{Peer, SubscriptionContext};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::subscriptions;
 use super::view::Shared;
 
 /// The changes a view can see, one at a time.
@@ -73,6 +74,10 @@ pub(super) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
     accepted.tools_list_changed = requested.tools_list_changed;
     accepted.resources_list_changed = requested.resources_list_changed;
     accepted.prompts_list_changed = requested.prompts_list_changed;
+    accepted.resource_subscriptions = requested
+        .resource_subscriptions
+        .as_ref()
+        .map(|uris| uris.iter().take(subscriptions::MAX).cloned().collect());
     accepted
 }
 
@@ -80,9 +85,23 @@ pub(super) fn accepted(requested: &SubscriptionFilter) -> SubscriptionFilter {
 pub(super) async fn listen(shared: &Arc<Shared>, context: SubscriptionContext) {
     let mut changes = Changes::new(shared.clone());
     let stop = shared.closing.clone();
+    let following = stop.child_token();
+    let _following = following.clone().drop_guard();
+    let (updated, mut updates) = mpsc::channel(16);
+    let uris = context.accepted().resource_subscriptions.clone();
+    for uri in uris.unwrap_or_default() {
+        // A URI no server can follow is left out; the others still are.
+        let _ = subscriptions::follow(shared, &uri, updated.clone(), following.clone()).await;
+    }
     loop {
         tokio::select! {
             more = changes.next(&stop) => if !more { return },
+            Some(uri) = updates.recv() => {
+                if context.sink().notify_resource_updated(uri).await.is_err() {
+                    return;
+                }
+                continue;
+            }
             _ = context.cancelled() => return,
         }
         let sink = context.sink();

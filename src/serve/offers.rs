@@ -22,6 +22,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::completed::Completed;
 use super::view::Shared;
 use crate::lock::lock;
 use crate::session::offers::{self, CacheMode, GET_PROMPT, Listing};
@@ -110,9 +111,7 @@ pub(super) async fn read(
     uri: &str,
     cancel: &CancellationToken,
 ) -> Result<ReadResourceResult, ErrorData> {
-    let route = lock(&shared.offers.resources).get(uri).cloned();
-    let route = route.or_else(|| unqualified(uri));
-    if let Some((server, uri)) = route {
+    if let Some((server, uri)) = listed_route(shared, uri) {
         let session = session_of(shared, &server)?;
         let text = session
             .read(&uri, CacheMode::Use, None, cancel)
@@ -199,8 +198,7 @@ pub(super) async fn complete(
             )
         }
         Reference::Resource(template) => {
-            let route = lock(&shared.offers.resources).get(&template.uri).cloned();
-            let Some((server, uri)) = route.or_else(|| unqualified(&template.uri)) else {
+            let Some((server, uri)) = listed_route(shared, &template.uri) else {
                 // A template the gateway cannot place: no completions.
                 return Ok(CompleteResult::default());
             };
@@ -224,19 +222,41 @@ pub(super) async fn complete(
     decode_text(answer.map_err(|f| failed(&server, f))?.get())
 }
 
+/// The server of a URI the gateway listed (or qualified), and the URI there.
+fn listed_route(shared: &Shared, uri: &str) -> Option<(String, String)> {
+    let route = lock(&shared.offers.resources).get(uri).cloned();
+    route.or_else(|| unqualified(uri))
+}
+
+/// The server a URI belongs to: the one that listed it, else the view's first that
+/// offers resources (a URI made from a template).
+pub(super) fn resource_route(shared: &Shared, uri: &str) -> Result<(String, String), ErrorData> {
+    if let Some(route) = listed_route(shared, uri) {
+        return Ok(route);
+    }
+    let offering = sessions(shared)
+        .into_iter()
+        .find(|(_, s)| s.offers("resources"));
+    let no_server =
+        || ErrorData::resource_not_found(format!("no server of this view has {uri}"), None);
+    offering
+        .map(|(server, _)| (server, uri.to_owned()))
+        .ok_or_else(no_server)
+}
+
 fn prompt_route(shared: &Shared, name: &str) -> Result<(String, String), ErrorData> {
     let route = lock(&shared.offers.prompts).get(name).cloned();
     route.ok_or_else(|| ErrorData::invalid_params(format!("Unknown prompt: {name}"), None))
 }
 
-fn session_of(shared: &Shared, server: &str) -> Result<Arc<Session>, ErrorData> {
+pub(super) fn session_of(shared: &Shared, server: &str) -> Result<Arc<Session>, ErrorData> {
     let agent = shared.agent.as_deref();
     let session = shared.store.session_of(agent, server);
     session.map_err(|coded| ErrorData::internal_error(coded.to_string(), None))
 }
 
 /// An upstream's failure, under its own JSON-RPC code when it answered with one.
-fn failed(server: &str, failure: Failure) -> ErrorData {
+pub(super) fn failed(server: &str, failure: Failure) -> ErrorData {
     match failure {
         Failure::Aborted => ErrorData::internal_error("cancelled", None),
         Failure::Reason(error) => {
@@ -258,12 +278,18 @@ fn unqualified(uri: &str) -> Option<(String, String)> {
     Some((server, uri.to_owned()))
 }
 
-fn decode<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
-    serde_json::from_value(value).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+fn decode<T: DeserializeOwned + Completed>(value: Value) -> Result<T, ErrorData> {
+    let decoded: Result<T, _> = serde_json::from_value(value);
+    decoded
+        .map(Completed::completed)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
-fn decode_text<T: DeserializeOwned>(text: &str) -> Result<T, ErrorData> {
-    serde_json::from_str(text).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+fn decode_text<T: DeserializeOwned + Completed>(text: &str) -> Result<T, ErrorData> {
+    let decoded: Result<T, _> = serde_json::from_str(text);
+    decoded
+        .map(Completed::completed)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
 #[cfg(test)]

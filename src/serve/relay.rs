@@ -13,6 +13,7 @@ use rmcp::{ErrorData, RoleServer};
 use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
+use super::completed::Completed;
 use super::tools::Target;
 use super::view::Shared;
 use crate::lock::lock;
@@ -89,18 +90,24 @@ pub(super) async fn call(
         trace,
     };
     let id = shared.store.start_call(agent, call, relay);
+    let tell = async |progress: Progress| {
+        if let Some(token) = &token {
+            let mut note = ProgressNotificationParam::new(token.clone(), progress.progress);
+            note.total = progress.total;
+            note.message = progress.message;
+            let _ = context.peer.notify_progress(note).await;
+        }
+    };
     let ended = loop {
         tokio::select! {
-            biased;
-            ended = &mut done_rx => break ended,
-            Some(progress) = progress_rx.recv() => {
-                if let Some(token) = &token {
-                    let mut note = ProgressNotificationParam::new(token.clone(), progress.progress);
-                    note.total = progress.total;
-                    note.message = progress.message;
-                    let _ = context.peer.notify_progress(note).await;
+            ended = &mut done_rx => {
+                // What came before the result goes before it.
+                while let Ok(progress) = progress_rx.try_recv() {
+                    tell(progress).await;
                 }
+                break ended;
             }
+            Some(progress) = progress_rx.recv() => tell(progress).await,
             _ = context.ct.cancelled() => {
                 shared.store.abort_call(agent, &target.service, id.get());
                 return Err(ErrorData::internal_error("cancelled", None));
@@ -110,7 +117,7 @@ pub(super) async fn call(
     let Ok(ended) = ended else {
         return Err(ErrorData::internal_error("the call ended unanswered", None));
     };
-    Ok(CallToolResponse::Complete(result(ended)))
+    Ok(CallToolResponse::Complete(result(ended).completed()))
 }
 
 fn result(ended: Ended) -> CallToolResult {

@@ -9,6 +9,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
+use super::completed::Completed;
 use super::view::Shared;
 use super::{meta, relay};
 use crate::lock::lock;
@@ -110,7 +111,10 @@ pub(super) fn list(shared: &Shared) -> Result<ListToolsResult, ErrorData> {
     } else {
         wire(&shared.named())
     };
-    serde_json::from_str(&json).map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    let listed: Result<ListToolsResult, _> = serde_json::from_str(&json);
+    listed
+        .map(Completed::completed)
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
 /// The `tools/list` result of a view's tools, as JSON text.

@@ -8,12 +8,15 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
     GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, SubscriptionFilter,
+    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
+    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::subscriptions::{self, Subscriptions};
 use super::{changes, offers, tools};
 use crate::store::Store;
 
@@ -35,6 +38,8 @@ pub struct View {
     /// Cancelled when the last clone of this session's handler is dropped.
     _ended: Arc<DropGuard>,
     session: CancellationToken,
+    /// This session's resource subscriptions (2025-11-25).
+    subscriptions: Arc<Subscriptions>,
 }
 
 /// What every session of a view shares.
@@ -72,6 +77,7 @@ impl View {
             shared,
             _ended: Arc::new(session.clone().drop_guard()),
             session,
+            subscriptions: Arc::default(),
         }
     }
 
@@ -92,6 +98,7 @@ impl ServerHandler for View {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_completions()
@@ -167,6 +174,46 @@ impl ServerHandler for View {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         offers::complete(&self.shared, request, &context.ct).await
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the 2025-11-25 revision's subscriptions, still served"
+    )]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        if self.subscriptions.full() {
+            let why = format!("at most {} subscriptions per session", subscriptions::MAX);
+            return Err(ErrorData::invalid_request(why, None));
+        }
+        let end = self.session.child_token();
+        let (updated, mut updates) = mpsc::channel(16);
+        subscriptions::follow(&self.shared, &request.uri, updated, end.clone()).await?;
+        self.subscriptions.keep(request.uri, end);
+        let peer = context.peer;
+        tokio::spawn(async move {
+            while let Some(uri) = updates.recv().await {
+                let update = ResourceUpdatedNotificationParam::new(uri);
+                let _ = peer.notify_resource_updated(update).await;
+            }
+        });
+        Ok(())
+    }
+
+    #[allow(
+        deprecated,
+        reason = "the 2025-11-25 revision's subscriptions, still served"
+    )]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscriptions.end(&request.uri);
+        Ok(())
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use serde_json::value::RawValue;
+
 use super::engine::call::CallSink;
 use super::engine::request::Progress;
 use crate::code::Code;
@@ -96,6 +98,15 @@ impl CallSink for CheckingSink {
     fn done(&self, call: u64, output: ToolOutput) {
         let checked = check(&self.schema, &self.server, &self.tool, output);
         self.inner.done(call, self.redactor.redact_output(checked));
+    }
+
+    // A result passed on as sent is the receiver's to check, as an official client does.
+    fn as_sent(&self) -> bool {
+        self.inner.as_sent()
+    }
+
+    fn done_as_sent(&self, call: u64, result: &RawValue) {
+        self.inner.done_as_sent(call, result);
     }
 }
 

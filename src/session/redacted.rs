@@ -1,6 +1,10 @@
 //! Where a session's reports leave it, its server's secrets are hidden (see `redact`).
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
 
 use super::engine::call::CallSink;
 use super::engine::request::Progress;
@@ -45,5 +49,44 @@ impl CallSink for RedactingSink {
 
     fn done(&self, call: u64, output: ToolOutput) {
         self.inner.done(call, self.redactor.redact_output(output));
+    }
+
+    fn as_sent(&self) -> bool {
+        self.inner.as_sent()
+    }
+
+    /// A result passed on as sent loses the server's secrets wherever its strings hold
+    /// them: it leaves for another client, which must never see them.
+    fn done_as_sent(&self, call: u64, result: &RawValue) {
+        let Ok(mut value) = serde_json::from_str::<Value>(result.get()) else {
+            return self.inner.done_as_sent(call, result);
+        };
+        if !redact_strings(&self.redactor, &mut value) {
+            return self.inner.done_as_sent(call, result);
+        }
+        match serde_json::value::to_raw_value(&value) {
+            Ok(redacted) => self.inner.done_as_sent(call, &redacted),
+            Err(_) => self.inner.done_as_sent(call, result),
+        }
+    }
+}
+
+/// Redacts every string in `value` (strings are compared unescaped); whether any changed.
+fn redact_strings(redactor: &Redactor, value: &mut Value) -> bool {
+    match value {
+        Value::String(text) => match redactor.redact(text) {
+            Cow::Borrowed(_) => false,
+            Cow::Owned(redacted) => {
+                *text = redacted;
+                true
+            }
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, item| {
+            redact_strings(redactor, item) | changed
+        }),
+        Value::Object(members) => members.values_mut().fold(false, |changed, item| {
+            redact_strings(redactor, item) | changed
+        }),
+        _ => false,
     }
 }
