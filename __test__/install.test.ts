@@ -107,13 +107,13 @@ describe(
       assert.deepEqual(published.optionalDependencies, { [`toolnexus-${BUILT.npmDir}`]: version })
     })
 
-    it("installs as 2 packages under 16 MB, with no Rust toolchain on the PATH", () => {
+    it("installs as 2 packages under 19 MiB, with no Rust toolchain on the PATH", () => {
       const env = withoutRust(registry.env)
       assert.ok(!env.PATH!.split(path.delimiter).some((dir) => fs.existsSync(path.join(dir, "cargo"))))
       run("npm", ["install", "toolnexus"], { cwd: app, env })
       const { packages, bytes } = packageSize(app)
       assert.deepEqual(packages.sort(), ["toolnexus", `toolnexus-${BUILT.npmDir}`])
-      assert.ok(bytes < 16 * 1024 * 1024, `installed size ${bytes} bytes`)
+      assert.ok(bytes < 19 * 1024 * 1024, `installed size ${bytes} bytes`)
       console.log(`# npm install toolnexus: ${packages.length} packages, ${(bytes / 1e6).toFixed(1)} MB`)
     })
 
