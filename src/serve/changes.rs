@@ -12,8 +12,8 @@ use rmcp::service::{Peer, SubscriptionContext};
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
+use super::shared::Shared;
 use super::subscriptions;
-use super::view::Shared;
 
 /// The changes a view can see, one at a time.
 struct Changes {

@@ -10,9 +10,9 @@ use rmcp::{ErrorData, RoleServer};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::names::unknown_tool;
 use super::relay;
-use super::tools::unknown_tool;
-use super::view::Shared;
+use super::shared::Shared;
 
 const DEFINITIONS: &str = include_str!("../../js/meta-tools.json");
 

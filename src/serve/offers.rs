@@ -9,7 +9,7 @@
 //! answers it.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rmcp::ErrorData;
 use rmcp::model::ErrorCode;
@@ -23,20 +23,13 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::completed::Completed;
-use super::view::Shared;
+use super::shared::Shared;
 use crate::lock::lock;
 use crate::session::offers::{self, CacheMode, GET_PROMPT, Listing};
 use crate::session::{Failure, Params, Session};
 use crate::tool_names;
 
 const QUALIFIED: &str = "toolnexus://";
-
-/// Where the last listings' names and URIs lead: the server, and the name or URI there.
-#[derive(Default)]
-pub(super) struct Routes {
-    resources: Mutex<HashMap<String, (String, String)>>,
-    prompts: Mutex<HashMap<String, (String, String)>>,
-}
 
 /// The servers' instructions, each under its server's name.
 pub(super) fn instructions(shared: &Shared) -> Option<String> {

@@ -14,8 +14,8 @@ use serde_json::value::RawValue;
 use tokio::sync::{mpsc, oneshot};
 
 use super::completed::Completed;
-use super::tools::Target;
-use super::view::Shared;
+use super::names::Target;
+use super::shared::Shared;
 use crate::lock::lock;
 use crate::session::{CallSink, Progress, trace_context};
 use crate::store::ToolCall;

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::offers::{failed, resource_route, session_of};
-use super::view::Shared;
+use super::shared::Shared;
 use crate::lock::lock;
 
 /// The most subscriptions one downstream session or listen request holds.

@@ -16,19 +16,12 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+use super::names::Names;
+use super::routes::Routes;
+use super::shared::{Shared, ViewOptions};
 use super::subscriptions::{self, Subscriptions};
 use super::{changes, offers, tools};
 use crate::store::Store;
-
-/// How a view is served.
-#[derive(Debug, Clone)]
-pub struct ViewOptions {
-    /// Serve the view's meta-tools (search, describe, call) instead of its tools.
-    pub meta: bool,
-    /// The gateway's name and version, as downstream clients see them.
-    pub name: String,
-    pub version: String,
-}
 
 /// A store view as an MCP server. Cheap to clone; each downstream session takes its
 /// own (`session`).
@@ -42,17 +35,6 @@ pub struct View {
     subscriptions: Arc<Subscriptions>,
 }
 
-/// What every session of a view shares.
-pub(super) struct Shared {
-    pub store: Arc<Store>,
-    pub agent: Option<String>,
-    pub options: ViewOptions,
-    pub tools: tools::Names,
-    pub offers: offers::Routes,
-    /// Cancelled when the gateway stops.
-    pub closing: CancellationToken,
-}
-
 impl View {
     pub fn new(
         store: Arc<Store>,
@@ -64,8 +46,8 @@ impl View {
             store,
             agent,
             options,
-            tools: tools::Names::default(),
-            offers: offers::Routes::default(),
+            tools: Names::default(),
+            offers: Routes::default(),
             closing,
         });
         View::of(shared)

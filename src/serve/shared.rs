@@ -1,0 +1,38 @@
+//! What every session of a served view shares: the store, the view's agent, how it is
+//! served, its names and routes, and the gateway's closing.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::names::{Named, Names};
+use super::routes::Routes;
+use crate::store::Store;
+
+/// How a view is served.
+#[derive(Debug, Clone)]
+pub struct ViewOptions {
+    /// Serve the view's meta-tools (search, describe, call) instead of its tools.
+    pub meta: bool,
+    /// The gateway's name and version, as downstream clients see them.
+    pub name: String,
+    pub version: String,
+}
+
+/// What every session of a view shares.
+pub struct Shared {
+    pub store: Arc<Store>,
+    pub agent: Option<String>,
+    pub options: ViewOptions,
+    pub tools: Names,
+    pub offers: Routes,
+    /// Cancelled when the gateway stops.
+    pub closing: CancellationToken,
+}
+
+impl Shared {
+    /// The view's names now.
+    pub fn named(&self) -> Arc<Named> {
+        self.tools.current(&self.store, self.agent.as_deref())
+    }
+}
