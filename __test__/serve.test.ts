@@ -642,10 +642,11 @@ describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
     const descendants = descendantsOf(cli.child.pid!)
     assert.ok(descendants.length >= 2, `processes under the CLI: ${descendants.join(", ")}`)
     await client.close() // ends stdin, nothing more
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, 10_000)))
-    const exit = await Promise.race([cli.exited, late])
-    clearTimeout(timer)
+    const late = AbortSignal.timeout(10_000)
+    const exit = await Promise.race([
+      cli.exited,
+      new Promise<undefined>((resolve) => late.addEventListener("abort", () => resolve(undefined))),
+    ])
     assert.ok(exit, `the CLI still runs 10 s after its stdin closed\nstderr: ${cli.stderr()}`)
     assert.deepEqual(exit, { code: 0, signal: null }, `stderr: ${cli.stderr()}`)
     await assertGone([...new Set([...descendants, ...pidsIn(pids)])], 5_000, "the CLI's server processes")

@@ -71,7 +71,7 @@ impl CallSink for RedactingSink {
     }
 }
 
-/// Redacts every string in `value` (strings are compared unescaped); whether any changed.
+/// Redacts every string in `value`, keys too (compared unescaped); whether any changed.
 fn redact_strings(redactor: &Redactor, value: &mut Value) -> bool {
     match value {
         Value::String(text) => match redactor.redact(text) {
@@ -84,9 +84,22 @@ fn redact_strings(redactor: &Redactor, value: &mut Value) -> bool {
         Value::Array(items) => items.iter_mut().fold(false, |changed, item| {
             redact_strings(redactor, item) | changed
         }),
-        Value::Object(members) => members.values_mut().fold(false, |changed, item| {
-            redact_strings(redactor, item) | changed
-        }),
+        Value::Object(members) => {
+            let keys = members
+                .keys()
+                .any(|key| matches!(redactor.redact(key), Cow::Owned(_)));
+            if keys {
+                let taken = std::mem::take(members);
+                let renamed = taken
+                    .into_iter()
+                    .map(|(key, item)| (redactor.redact_string(key), item));
+                *members = renamed.collect();
+            }
+            let values = members.values_mut().fold(false, |changed, item| {
+                redact_strings(redactor, item) | changed
+            });
+            keys | values
+        }
         _ => false,
     }
 }
