@@ -33,11 +33,20 @@ const QUALIFIED: &str = "toolnexus://";
 
 /// The servers' instructions, each under its server's name.
 pub(super) fn instructions(shared: &Shared) -> Option<String> {
+    let revision = shared.store.revision(shared.agent.as_deref());
+    let mut kept = lock(&shared.instructions);
+    if let Some((at, instructions)) = kept.as_ref()
+        && *at == revision
+    {
+        return instructions.clone();
+    }
     let parts: Vec<String> = sessions(shared)
         .into_iter()
         .filter_map(|(name, session)| Some(format!("## {name}\n\n{}", session.instructions()?)))
         .collect();
-    (!parts.is_empty()).then(|| parts.join("\n\n"))
+    let instructions = (!parts.is_empty()).then(|| parts.join("\n\n"));
+    *kept = Some((revision, instructions.clone()));
+    instructions
 }
 
 fn sessions(shared: &Shared) -> Vec<(String, Arc<Session>)> {

@@ -1,7 +1,7 @@
 //! What every session of a served view shares: the store, the view's agent, how it is
 //! served, its names and routes, and the gateway's closing.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use tokio_util::sync::CancellationToken;
 
@@ -26,6 +26,9 @@ pub struct Shared {
     pub options: ViewOptions,
     pub tools: Names,
     pub offers: Routes,
+    /// The servers' instructions as last composed, at the view's revision then (rmcp asks
+    /// for the server's info often; they change only with the view).
+    pub instructions: Mutex<Option<(u64, Option<String>)>>,
     /// Cancelled when the gateway stops.
     pub closing: CancellationToken,
 }

@@ -2,7 +2,7 @@
 //! request (2026-07-28, stateless), over a store view. It holds no state of its own but
 //! what a session starts (following list changes), which ends when rmcp drops it.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
@@ -48,6 +48,7 @@ impl View {
             options,
             tools: Names::default(),
             offers: Routes::default(),
+            instructions: Mutex::default(),
             closing,
         });
         View::of(shared)
