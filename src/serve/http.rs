@@ -29,8 +29,10 @@ use super::oauth::Denied;
 use super::view::View;
 use crate::lock::lock;
 
-/// How long a client may take to send a request's headers.
-const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection may wait for a request's headers, idle between requests
+/// included (hyper's rule): long enough that a keep-alive client rarely sends into a
+/// closing connection, short enough that a slow client holds no task for long.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(60);
 
 type Service = StreamableHttpService<View, LocalSessionManager>;
 

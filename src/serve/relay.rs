@@ -75,9 +75,7 @@ pub(super) async fn call(
     });
     let args_json = serde_json::to_string(&arguments.unwrap_or_default())
         .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-    let trace = serde_json::to_string(&context.meta.0)
-        .ok()
-        .and_then(|meta| trace_context::members(&meta));
+    let trace = trace_context::members_of(&context.meta.0);
     let agent = shared.agent.as_deref();
     let call = ToolCall {
         service: &target.service,

@@ -19,7 +19,11 @@ const MEMBERS: [(&str, usize); 3] = [
 /// others (`,"traceparent":"…",…`); `None` when it has no valid `traceparent`. What is not
 /// a trace context member, or too long, is left out.
 pub fn members(json: &str) -> Option<Arc<str>> {
-    let context: Map<String, Value> = serde_json::from_str(json).ok()?;
+    members_of(&serde_json::from_str(json).ok()?)
+}
+
+/// `members` of a context already read (a request's `_meta`, say).
+pub fn members_of(context: &Map<String, Value>) -> Option<Arc<str>> {
     let parent = context.get("traceparent")?.as_str()?;
     if !is_traceparent(parent) {
         return None;
