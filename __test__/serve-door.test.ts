@@ -7,21 +7,13 @@ import { once } from "node:events"
 import fs from "node:fs"
 import net from "node:net"
 import { after, before, describe, test, type TestContext } from "node:test"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import {
-  createMcpStore,
-  serveMcp,
-  type McpGateway,
-  type McpStore,
-  type McpStoreView,
-  type ServeMcpOptions,
-} from "toolnexus"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { createMcpStore, serveMcp } from "toolnexus"
+import type { McpGateway, McpStore, McpStoreView, ServeMcpOptions } from "toolnexus"
 import { local, sleep, toolsFlag } from "./helpers.js"
-
-const T = { timeout: 60_000 }
-const ACCEPT = "application/json, text/event-stream"
-const VERSION = "2025-11-25"
+import { at, cleanup, connectV1, runLifo, serveView, v1Http, type Job, type Later } from "./serve-helpers.js"
+import { ACCEPT, del, initialize, openSession, post, sessionHeaders, show, type Raw } from "./serve-helpers.js"
+import { invalidArgument, sorted, T, textOf, within } from "./serve-helpers.js"
 
 /** The store's own server's tools (the fixture answers every custom tool with its arguments as JSON). */
 const PLAIN_TOOLS = [
@@ -37,32 +29,13 @@ const PLAIN_TOOLS = [
   },
 ]
 
-const sorted = (list: Array<{ name: string }>) => list.map((x) => x.name).sort()
-
 // ---------------------------------------------------------------- set-up
-
-type Job = () => unknown
-
-/** Cleanup jobs run last-in first-out when the test ends: clients, then gateways, then the store. */
-function cleanup(t: TestContext): (job: Job) => void {
-  const jobs: Job[] = []
-  t.after(async () => {
-    for (const job of jobs.reverse()) {
-      try {
-        await job()
-      } catch {
-        // a failed cleanup fails no test
-      }
-    }
-  })
-  return (job) => void jobs.push(job)
-}
 
 /**
  * A store with one server of its own (`plain`: echo, weather_forecast), agent a's server
  * (`mine`: alpha_only) and agent b's (`theirs`: beta_only), every one listed.
  */
-async function makeStore(defer: (job: Job) => void): Promise<McpStore> {
+async function makeStore(defer: Later): Promise<McpStore> {
   const store = createMcpStore({ mcpServers: { plain: local(toolsFlag(PLAIN_TOOLS)) } })
   defer(() => store.close())
   store.forAgent("a").addServers({
@@ -80,135 +53,29 @@ async function makeStore(defer: (job: Job) => void): Promise<McpStore> {
 
 interface Kit {
   store: McpStore
-  defer: (job: Job) => void
+  defer: Later
   serve(view: McpStoreView, opts?: ServeMcpOptions): Promise<McpGateway>
   connect(url: string, headers?: Record<string, string>): Promise<Client>
 }
 
+/** The store, a gateway of any view, SDK v1 clients: closed when the test ends, in the reverse order. */
 async function kit(t: TestContext): Promise<Kit> {
   const defer = cleanup(t)
   const store = await makeStore(defer)
   return {
     store,
     defer,
-    async serve(view, opts) {
-      const gateway = await serveMcp(view, opts)
-      defer(() => gateway.close())
-      return gateway
-    },
-    async connect(url, headers) {
-      const client = await sdkClient(url, headers)
-      defer(() => client.close())
-      return client
-    },
+    serve: (view, opts) => serveView(defer, view, opts),
+    connect: async (url, headers) => (await v1Http(defer, url, { headers })).client,
   }
 }
 
-/** The official SDK v1 client connected over streamable HTTP (2025-11-25). */
-async function sdkClient(url: string, headers?: Record<string, string>): Promise<Client> {
-  const client = new Client({ name: "door-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined)
-  await client.connect(transport)
-  return client
-}
+/** An SDK v1 client over streamable HTTP, not closed by itself. */
+const sdkClient = async (url: string, headers?: Record<string, string>) => (await connectV1(url, { headers })).client
 
-const at = (gateway: McpGateway, path: string) => new URL(path, gateway.url).href
 const portOf = (gateway: McpGateway) => Number(new URL(gateway.url!).port)
 
 // ---------------------------------------------------------------- raw HTTP
-
-interface JsonRpc {
-  id?: string | number | null
-  result?: Record<string, unknown>
-  error?: { code: number; message: string; data?: unknown }
-}
-
-interface Raw {
-  status: number
-  headers: Headers
-  text: string
-  /** The JSON-RPC message of the body, plain JSON or the first response in an event stream. */
-  rpc?: JsonRpc
-}
-
-/** Status, headers and the start of the body, for assertion messages. */
-const show = (raw: Raw) =>
-  `HTTP ${raw.status} ${JSON.stringify(Object.fromEntries(raw.headers))} ${JSON.stringify(raw.text.slice(0, 600))}`
-
-const initialize = (id: number | string = 1) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "initialize",
-  params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } },
-})
-
-/** Reads a response body; an event stream up to its first JSON-RPC response (it may stay open). */
-async function readBody(res: Response): Promise<{ text: string; rpc?: JsonRpc }> {
-  const type = res.headers.get("content-type") ?? ""
-  if (!type.startsWith("text/event-stream")) {
-    const text = await res.text()
-    try {
-      return { text, rpc: JSON.parse(text) as JsonRpc }
-    } catch {
-      return { text }
-    }
-  }
-  const reader = res.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ""
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return { text }
-      text += decoder.decode(value, { stream: true })
-      for (const event of text.split(/\r?\n\r?\n/).slice(0, -1)) {
-        const data = event
-          .split(/\r?\n/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n")
-        if (!data) continue
-        try {
-          const message = JSON.parse(data) as JsonRpc
-          if ("result" in message || "error" in message) return { text, rpc: message }
-        } catch {
-          // not JSON: read on
-        }
-      }
-    }
-  } finally {
-    reader.cancel().catch(() => {})
-  }
-}
-
-/** POSTs `body` (JSON unless a string) with the headers a streamable HTTP client sends. */
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Raw> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { accept: ACCEPT, "content-type": "application/json", ...headers },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  })
-  return { status: res.status, headers: res.headers, ...(await readBody(res)) }
-}
-
-interface Session {
-  id: string
-  send(body: unknown, headers?: Record<string, string>): Promise<Raw>
-}
-
-/** A 2025-11-25 session opened by hand: initialize, then notifications/initialized. */
-async function openSession(url: string, headers: Record<string, string> = {}): Promise<Session> {
-  const init = await post(url, initialize(), headers)
-  assert.equal(init.status, 200, show(init))
-  assert.ok(init.rpc?.result, `initialize answered no result: ${show(init)}`)
-  const id = init.headers.get("mcp-session-id")
-  assert.ok(id, `initialize made no session: ${show(init)}`)
-  const inSession = { ...headers, "mcp-session-id": id, "mcp-protocol-version": VERSION }
-  const initialized = await post(url, { jsonrpc: "2.0", method: "notifications/initialized" }, inSession)
-  assert.ok(initialized.status === 202 || initialized.status === 200, show(initialized))
-  return { id, send: (body, extra = {}) => post(url, body, { ...inSession, ...extra }) }
-}
 
 const is4xx = (raw: Raw) => raw.status >= 400 && raw.status < 500
 
@@ -228,13 +95,8 @@ async function tcpExchange(port: number, data: string, ms = 5_000): Promise<{ te
 
 /** Whether `promise` settles within `ms`. */
 async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)))
-  try {
-    return await Promise.race([promise.then(() => true), late])
-  } finally {
-    clearTimeout(timer)
-  }
+  const settled = promise.then(() => true)
+  return (await within(settled, ms)) ?? false
 }
 
 // ---------------------------------------------------------------- views
@@ -401,7 +263,7 @@ describe("serveMcp: bearer tokens", T, () => {
     const without = await post(
       gateway.url!,
       { jsonrpc: "2.0", id: 2, method: "tools/list" },
-      { "mcp-session-id": session.id, "mcp-protocol-version": VERSION },
+      sessionHeaders(session.id),
     )
     assert.equal(without.status, 401, show(without))
     assert.equal(without.rpc?.result, undefined, show(without))
@@ -414,12 +276,6 @@ describe("serveMcp: bearer tokens", T, () => {
 })
 
 // ---------------------------------------------------------------- bad options
-
-const invalidArgument = (error: unknown) => {
-  assert.ok(error instanceof Error, `not an Error: ${String(error)}`)
-  assert.equal((error as Error & { code?: string }).code, "TOOLNEXUS_INVALID_ARGUMENT", error.message)
-  return true
-}
 
 describe("serveMcp: bad options", T, () => {
   test("bad values are refused with TOOLNEXUS_INVALID_ARGUMENT", async (t) => {
@@ -488,13 +344,6 @@ describe("serveMcp: bad options", T, () => {
 
 const META = JSON.parse(fs.readFileSync(new URL("../js/meta-tools.json", import.meta.url), "utf8")) as {
   tools: Array<{ name: string; description: string; inputSchema: object }>
-}
-
-const textOf = (result: Awaited<ReturnType<Client["callTool"]>>) => {
-  const content = result.content as Array<{ type: string; text?: string }>
-  assert.equal(content.length, 1, JSON.stringify(result))
-  assert.equal(content[0].type, "text", JSON.stringify(result))
-  return content[0].text!
 }
 
 describe("serveMcp: meta mode", T, () => {
@@ -573,27 +422,19 @@ describe("serveMcp: hostile downstream input", T, () => {
   let gateway: McpGateway
   let good: Client
   let expected: string[]
+  /** Cleanup jobs, run last-in first-out after the last test: the client, the gateway, the store. */
   const closing: Job[] = []
+  const defer: Later = (job) => void closing.push(job)
 
   before(async () => {
-    store = await makeStore((job) => void closing.push(job))
-    gateway = await serveMcp(store)
-    closing.push(() => gateway.close())
-    good = await sdkClient(gateway.url!)
-    closing.push(() => good.close())
+    store = await makeStore(defer)
+    gateway = await serveView(defer, store)
+    good = (await v1Http(defer, gateway.url!)).client
     expected = sorted(store.tools())
     assert.deepEqual(sorted((await good.listTools()).tools), expected)
   })
 
-  after(async () => {
-    for (const job of closing.reverse()) {
-      try {
-        await job()
-      } catch {
-        // a failed cleanup fails no test
-      }
-    }
-  })
+  after(() => runLifo(closing))
 
   /** The well-behaved client, connected since before the first test, still lists and calls. */
   async function stillServes(): Promise<void> {
@@ -751,14 +592,9 @@ describe("serveMcp: hostile downstream input", T, () => {
         return raw.status === 403 ? undefined : `evil origin: ${show(raw)}`
       },
       async () => {
-        const res = await fetch(url, {
-          method: "DELETE",
-          headers: { "mcp-session-id": "bogus" },
-          signal: AbortSignal.timeout(10_000),
-        })
-        const text = await res.text()
+        const raw = await del(url, { "mcp-session-id": "bogus" })
         // rmcp answers 202 to a DELETE of any session id, known or not: only no 5xx is asked.
-        return res.status < 500 ? undefined : `DELETE bogus: ${res.status} ${text}`
+        return raw.status < 500 ? undefined : `DELETE bogus: ${show(raw)}`
       },
       async () => {
         const raw = await post(url, [1, 2, 3])
@@ -812,18 +648,10 @@ describe("serveMcp: close()", T, () => {
     assert.ok(await settlesWithin(gateway.close(), 10_000), "close() took more than 10 s")
     assert.ok(await settlesWithin(gateway.ended, 5_000), "ended did not resolve after close()")
 
-    await assert.rejects(
-      fetch(url, {
-        method: "POST",
-        headers: { accept: ACCEPT, "content-type": "application/json" },
-        body: JSON.stringify(initialize()),
-        signal: AbortSignal.timeout(5_000),
-      }),
-      (error: Error & { cause?: { code?: string } }) => {
-        assert.equal(error.cause?.code, "ECONNREFUSED", `${error} ${String(error.cause)}`)
-        return true
-      },
-    )
+    await assert.rejects(post(url, initialize()), (error: Error & { cause?: { code?: string } }) => {
+      assert.equal(error.cause?.code, "ECONNREFUSED", `${error} ${String(error.cause)}`)
+      return true
+    })
     // The session the client had is gone with the gateway.
     await assert.rejects(client.listTools(undefined, { timeout: 5_000 }))
     // A second close is harmless.

@@ -10,45 +10,17 @@ import { once } from "node:events"
 import http from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, test, type TestContext } from "node:test"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import {
-  createMcpStore,
-  serveMcp,
-  type McpGateway,
-  type McpStore,
-  type McpStoreView,
-  type ServeMcpOptions,
-  type ServeOAuthOptions,
-} from "toolnexus"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { createMcpStore, serveMcp } from "toolnexus"
+import type { McpGateway, McpStore, McpStoreView, ServeMcpOptions, ServeOAuthOptions } from "toolnexus"
 import { local, toolsFlag } from "./helpers.js"
+import { at, cleanup, connectV1, serveView, v1Http, type Later } from "./serve-helpers.js"
+import { initialize, openSession, post, rawOf, sessionHeaders, show, type Raw } from "./serve-helpers.js"
+import { invalidArgument, sorted, T, textOf } from "./serve-helpers.js"
 
-const T = { timeout: 60_000 }
-const ACCEPT = "application/json, text/event-stream"
-const VERSION = "2025-11-25"
 const WELL_KNOWN = "/.well-known/oauth-protected-resource"
 
-const sorted = (list: Array<{ name: string }>) => list.map((x) => x.name).sort()
 const nowSecs = () => Math.floor(Date.now() / 1000)
-
-// ---------------------------------------------------------------- cleanup
-
-type Job = () => unknown
-
-/** Cleanup jobs run last-in first-out when the test ends: clients, then gateways, then the store. */
-function cleanup(t: TestContext): (job: Job) => void {
-  const jobs: Job[] = []
-  t.after(async () => {
-    for (const job of jobs.reverse()) {
-      try {
-        await job()
-      } catch {
-        // a failed cleanup fails no test
-      }
-    }
-  })
-  return (job) => void jobs.push(job)
-}
 
 // ---------------------------------------------------------------- keys and tokens
 
@@ -167,7 +139,7 @@ async function authServer(t: TestContext, options: AuthServerOptions = {}): Prom
 // ---------------------------------------------------------------- the gateway
 
 /** A store with one server of its own (`plain`: echo) and agent a's (`mine`: alpha), both listed. */
-async function makeStore(defer: (job: Job) => void): Promise<McpStore> {
+async function makeStore(defer: Later): Promise<McpStore> {
   const store = createMcpStore({ mcpServers: { plain: local(toolsFlag(["echo"])) } })
   defer(() => store.close())
   store.forAgent("a").addServers({ mcpServers: { mine: local(toolsFlag(["alpha"])) } })
@@ -184,7 +156,7 @@ async function makeStore(defer: (job: Job) => void): Promise<McpStore> {
 interface Kit {
   store: McpStore
   as: AuthServer
-  defer: (job: Job) => void
+  defer: Later
   serve(oauth: Partial<ServeOAuthOptions>, view?: McpStoreView): Promise<McpGateway>
   connect(url: string, token: string): Promise<Client>
 }
@@ -197,112 +169,18 @@ async function kit(t: TestContext, options: AuthServerOptions = {}): Promise<Kit
     store,
     as,
     defer,
-    async serve(oauth, view = store) {
-      const gateway = await serveMcp(view, { auth: { oauth: { issuer: as.issuer, ...oauth } } })
-      defer(() => gateway.close())
-      return gateway
-    },
-    async connect(url, token) {
-      const client = await sdkClient(url, token)
-      defer(() => client.close())
-      return client
-    },
+    serve: (oauth, view = store) => serveView(defer, view, { auth: { oauth: { issuer: as.issuer, ...oauth } } }),
+    // An SDK v1 client with the bearer token on every request.
+    connect: async (url, token) => (await v1Http(defer, url, { headers: bearer(token) })).client,
   }
 }
 
-/** The official SDK v1 client connected over streamable HTTP with a bearer token on every request. */
-async function sdkClient(url: string, token: string): Promise<Client> {
-  const client = new Client({ name: "oauth-test", version: "1.0.0" })
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  })
-  await client.connect(transport)
-  return client
-}
-
-const at = (gateway: McpGateway, path: string) => new URL(path, gateway.url).href
 const originOf = (gateway: McpGateway) => new URL(gateway.url!).origin
 
 // ---------------------------------------------------------------- raw HTTP
 
-interface JsonRpc {
-  id?: string | number | null
-  result?: Record<string, unknown>
-  error?: { code: number; message: string; data?: unknown }
-}
-
-interface Raw {
-  status: number
-  headers: Headers
-  text: string
-  /** The JSON-RPC message of the body, plain JSON or the first response in an event stream. */
-  rpc?: JsonRpc
-}
-
-/** Status, headers and the start of the body, for assertion messages. */
-const show = (raw: Raw) =>
-  `HTTP ${raw.status} ${JSON.stringify(Object.fromEntries(raw.headers))} ${JSON.stringify(raw.text.slice(0, 600))}`
-
-const initialize = (id: number | string = 1) => ({
-  jsonrpc: "2.0",
-  id,
-  method: "initialize",
-  params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: "raw", version: "1.0.0" } },
-})
-
-/** Reads a response body; an event stream up to its first JSON-RPC response (it may stay open). */
-async function readBody(res: Response): Promise<{ text: string; rpc?: JsonRpc }> {
-  const type = res.headers.get("content-type") ?? ""
-  if (!type.startsWith("text/event-stream")) {
-    const text = await res.text()
-    try {
-      return { text, rpc: JSON.parse(text) as JsonRpc }
-    } catch {
-      return { text }
-    }
-  }
-  const reader = res.body!.getReader()
-  const decoder = new TextDecoder()
-  let text = ""
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) return { text }
-      text += decoder.decode(value, { stream: true })
-      for (const event of text.split(/\r?\n\r?\n/).slice(0, -1)) {
-        const data = event
-          .split(/\r?\n/)
-          .filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart())
-          .join("\n")
-        if (!data) continue
-        try {
-          const message = JSON.parse(data) as JsonRpc
-          if ("result" in message || "error" in message) return { text, rpc: message }
-        } catch {
-          // not JSON: read on
-        }
-      }
-    }
-  } finally {
-    reader.cancel().catch(() => {})
-  }
-}
-
-/** POSTs `body` (JSON unless a string) with the headers a streamable HTTP client sends. */
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Raw> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { accept: ACCEPT, "content-type": "application/json", ...headers },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  })
-  return { status: res.status, headers: res.headers, ...(await readBody(res)) }
-}
-
 async function get(url: string): Promise<Raw> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000) })
-  return { status: res.status, headers: res.headers, ...(await readBody(res)) }
+  return rawOf(await fetch(url, { signal: AbortSignal.timeout(10_000) }))
 }
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
@@ -330,14 +208,6 @@ function assertInvalidToken(raw: Raw, gateway: McpGateway, path: string, what: s
   assert.match(raw.headers.get("content-type") ?? "", /^text\/plain/, `${what}: ${show(raw)}`)
   assert.ok(raw.text.trim().length > 0, `${what}: the body says nothing: ${show(raw)}`)
   return raw.text
-}
-
-/** The text of a tool result's single text content. */
-const textOf = (result: Awaited<ReturnType<Client["callTool"]>>) => {
-  const content = result.content as Array<{ type: string; text?: string }>
-  assert.equal(content.length, 1, JSON.stringify(result))
-  assert.equal(content[0].type, "text", JSON.stringify(result))
-  return content[0].text!
 }
 
 // ---------------------------------------------------------------- metadata
@@ -420,8 +290,7 @@ describe("serveMcp oauth: tokens", T, () => {
       assert.deepEqual(sorted((await agent.listTools()).tools), sorted(store.forAgent("a").tools()), key.alg)
     }
     // Without a token the SDK client does not get in.
-    const bare = new Client({ name: "oauth-test", version: "1.0.0" })
-    await assert.rejects(bare.connect(new StreamableHTTPClientTransport(new URL(gateway.url!))))
+    await assert.rejects(connectV1(gateway.url!))
   })
 
   test("accepted at the edges: aud as an array or with a final /, exp and nbf within the leeway, scp", async (t) => {
@@ -501,19 +370,8 @@ describe("serveMcp oauth: tokens", T, () => {
     const { store, as, serve } = await kit(t)
     const gateway = await serve({})
     const resource = originOf(gateway)
-    const init = await admitted(gateway.url!, as.token(resource))
-    const session = init.headers.get("mcp-session-id")
-    assert.ok(session, show(init))
-    const inSession = { "mcp-session-id": session, "mcp-protocol-version": VERSION }
-    const initialized = await post(
-      gateway.url!,
-      { jsonrpc: "2.0", method: "notifications/initialized" },
-      {
-        ...inSession,
-        ...bearer(as.token(resource)),
-      },
-    )
-    assert.ok(initialized.status === 202 || initialized.status === 200, show(initialized))
+    const session = await openSession(gateway.url!, bearer(as.token(resource)))
+    const inSession = sessionHeaders(session.id)
 
     const list = { jsonrpc: "2.0", id: 2, method: "tools/list" }
     const without = await post(gateway.url!, list, inSession)
@@ -633,7 +491,7 @@ describe("serveMcp oauth: finding and caching the key set", T, () => {
     const init = await admitted(gateway.url!, as.token(resource))
     const session = init.headers.get("mcp-session-id")
     assert.ok(session, show(init))
-    const inSession = { "mcp-session-id": session, "mcp-protocol-version": VERSION }
+    const inSession = sessionHeaders(session)
     // 19 more requests, with fresh tokens of both keys.
     for (let i = 0; i < 19; i++) {
       const token = as.token(resource, { jti: `t${i}` }, i % 2 ? RSA : EC)
@@ -685,12 +543,6 @@ describe("serveMcp oauth: finding and caching the key set", T, () => {
 })
 
 // ---------------------------------------------------------------- bad options
-
-const invalidArgument = (error: unknown) => {
-  assert.ok(error instanceof Error, `not an Error: ${String(error)}`)
-  assert.equal((error as Error & { code?: string }).code, "TOOLNEXUS_INVALID_ARGUMENT", error.message)
-  return true
-}
 
 describe("serveMcp oauth: bad options", T, () => {
   test("bad oauth options are refused with TOOLNEXUS_INVALID_ARGUMENT", async (t) => {

@@ -5,25 +5,20 @@
 // Resource subscriptions in both eras, against upstreams of both eras
 // (fixtures/subscribe-v1.mjs, fixtures/subscribe-v2.mjs); one URI listed by two servers;
 // the servers' instructions under the view's names; a lazy server started by a
-// downstream call; an upstream's secret kept from downstream results; two servers'
-// prompts of one name. Upstreams: fixtures/serve-offers-upstream.mjs (its offers carry its
-// `--name`).
+// downstream call; an upstream's secret kept from downstream results (in a text, and as
+// a key of structured content); two servers' prompts of one name. Upstreams:
+// fixtures/serve-offers-upstream.mjs (its offers carry its `--name`).
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
-import { Client as Client2, StreamableHTTPClientTransport as HttpTransport2 } from "@modelcontextprotocol/client"
-import { createMcpStore, serveMcp, type McpGateway, type McpStore, type McpStoreView } from "toolnexus"
+import { createMcpStore, type McpStore } from "toolnexus"
 import { COUNTER } from "./fixtures/subscribe-v1.mjs"
 import { childPids, fixture, NODE, poll, sleep, tempDir } from "./helpers.js"
+import { cleanup, served as servedWith, serveView, v1Http, v2Http, type Later, type Served } from "./serve-helpers.js"
+import { LEGACY, MODERN, pidsIn, plain, T, texts } from "./serve-helpers.js"
 
-const MODERN = "2026-07-28"
-const LEGACY = "2025-11-25"
-const CLIENT_INFO = { name: "serve-offers-test", version: "1.0.0" }
-const TIMEOUT = { timeout: 60_000 }
 /** The URI every serve-offers-upstream lists. */
 const SHARED_URI = "shared://doc"
 const SECRET = "s3cret-value-123"
@@ -46,73 +41,24 @@ const SUBSCRIBABLE = [
   ],
 ] as const
 
-/** Runs the functions given, last first, when the test ends (clients before gateways before stores). */
-function closers(t: TestContext) {
-  const fns: Array<() => unknown> = []
-  t.after(async () => {
-    for (const fn of fns.reverse()) {
-      try {
-        await fn()
-      } catch {
-        // a close failing must not hide the test's own failure
-      }
-    }
-  })
-  return (fn: () => unknown) => fns.push(fn)
-}
+/** A store of `servers` (and agents' servers, by agent), ready, served over HTTP; all closed when the test ends. */
+const served = (t: TestContext, servers: Record<string, object>, agents: Record<string, Record<string, object>> = {}) =>
+  servedWith(t, servers, { agents, store: { catalog: false } })
 
-/** Waits until every service of `view` is connected, failing with the states otherwise. */
-async function ready(view: McpStoreView) {
-  await poll(() => Object.values(view.status()).every((s) => s.state !== "initializing"), 15_000)
-  for (const [name, status] of Object.entries(view.status())) {
-    assert.equal(status.state, "connected", `${name}: ${status.lastError}`)
-  }
-}
-
-interface Served {
-  store: McpStore
-  gateway: McpGateway
-  url: string
-  later: (fn: () => unknown) => number
-  dir: string
-}
-
-/** A store of `servers`, ready, served over HTTP; all closed when the test ends. */
-async function served(t: TestContext, servers: Record<string, object>, agents: Record<string, object> = {}) {
-  const dir = tempDir(t)
-  const later = closers(t)
-  const store = createMcpStore({ mcpServers: servers }, { catalog: false })
-  later(() => store.close())
-  for (const [agent, config] of Object.entries(agents)) store.forAgent(agent).addServers({ mcpServers: config })
-  await ready(store)
-  const gateway = await serveMcp(store)
-  later(() => gateway.close())
-  assert.match(gateway.url ?? "", /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
-  return { store, gateway, url: gateway.url!, later, dir } satisfies Served
-}
-
-async function v1Http(s: Pick<Served, "later">, url: string) {
-  const client = new Client(CLIENT_INFO)
-  const transport = new StreamableHTTPClientTransport(new URL(url))
-  await client.connect(transport)
-  s.later(() => client.close())
+/** An SDK v1 client at `url`, closed when the test ends; it speaks 2025-11-25. */
+async function legacyClient(s: { later: Later }, url: string) {
+  const { client, transport } = await v1Http(s.later, url)
   assert.equal(transport.protocolVersion, LEGACY)
   return client
 }
 
-async function v2Http(s: Pick<Served, "later">, url: string) {
-  const client = new Client2(CLIENT_INFO, { versionNegotiation: { mode: "auto" } })
-  await client.connect(new HttpTransport2(new URL(url)))
-  s.later(() => client.close())
+/** An SDK v2 client at `url`, closed when the test ends; it speaks 2026-07-28. */
+async function modernClient(s: { later: Later }, url: string) {
+  const client = await v2Http(s.later, url)
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN)
   return client
 }
 
-const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value))
-const texts = (result: object) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>).map((c) =>
-    c.type === "text" ? c.text : c.type,
-  )
 const contentTexts = (read: { contents: Array<{ text?: string } | { blob?: string }> }) =>
   read.contents.map((c) => ("text" in c ? c.text : undefined))
 
@@ -138,14 +84,51 @@ async function bumpUntil(bump: () => Promise<unknown>, heard: () => boolean) {
   return calls
 }
 
-describe("serveMcp: resource subscriptions, 2025-11-25 (SDK v1 client, resources/subscribe)", TIMEOUT, () => {
+/**
+ * The subscribable upstream `entry` served and a client of it (`connect`), which was told
+ * it may subscribe; `updates` is for the updates it hears.
+ */
+async function subscribable<C extends { getServerCapabilities(): { resources?: { subscribe?: boolean } } | undefined }>(
+  t: TestContext,
+  entry: object,
+  connect: (s: Served, url: string) => Promise<C>,
+) {
+  const s = await served(t, { sub: entry })
+  const client = await connect(s, s.url)
+  const capabilities = client.getServerCapabilities()
+  assert.equal(capabilities?.resources?.subscribe, true, JSON.stringify(capabilities))
+  return { s, client, updates: [] as Array<{ uri: string }> }
+}
+
+/**
+ * Asserts that two more `bump`s bring no more `updates`, now that `why` ("unsubscribing"),
+ * and that the gateway unsubscribed upstream, where the upstream (`legacyUpstream`) tells.
+ */
+async function assertNoMoreUpdates(
+  s: Served,
+  updates: unknown[],
+  bump: () => Promise<unknown>,
+  legacyUpstream: boolean,
+  why: string,
+) {
+  const seen = updates.length
+  await bump()
+  await bump()
+  await sleep(QUIET_MS)
+  assert.deepEqual(updates.slice(seen), [], `no update after ${why}`)
+  if (legacyUpstream) {
+    const ended = await poll(
+      async () => (await upstreamEvents(s.store)).some(([what, uri]) => what === "unsubscribe" && uri === COUNTER),
+      5_000,
+    )
+    assert.ok(ended, `the upstream was never unsubscribed: ${JSON.stringify(await upstreamEvents(s.store))}`)
+  }
+}
+
+describe("serveMcp: resource subscriptions, 2025-11-25 (SDK v1 client, resources/subscribe)", T, () => {
   for (const [upstream, entry, legacyUpstream] of SUBSCRIBABLE) {
     test(`updates reach the session until it unsubscribes (${upstream})`, async (t) => {
-      const s = await served(t, { sub: entry() })
-      const client = await v1Http(s, s.url)
-      const capabilities = client.getServerCapabilities()
-      assert.equal(capabilities?.resources?.subscribe, true, JSON.stringify(capabilities))
-      const updates: Array<{ uri: string }> = []
+      const { s, client, updates } = await subscribable(t, entry(), legacyClient)
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (n) => {
         updates.push(plain(n.params))
       })
@@ -162,30 +145,15 @@ describe("serveMcp: resource subscriptions, 2025-11-25 (SDK v1 client, resources
       assert.deepEqual(updates, [{ uri: COUNTER }], "one update, for the URI subscribed")
 
       await client.unsubscribeResource({ uri: COUNTER })
-      const seen = updates.length
-      await bump()
-      await bump()
-      await sleep(QUIET_MS)
-      assert.deepEqual(updates.slice(seen), [], "no update after unsubscribing")
-      if (legacyUpstream) {
-        const ended = await poll(
-          async () => (await upstreamEvents(s.store)).some(([what, uri]) => what === "unsubscribe" && uri === COUNTER),
-          5_000,
-        )
-        assert.ok(ended, `the upstream was never unsubscribed: ${JSON.stringify(await upstreamEvents(s.store))}`)
-      }
+      await assertNoMoreUpdates(s, updates, bump, legacyUpstream, "unsubscribing")
     })
   }
 })
 
-describe("serveMcp: resource subscriptions, 2026-07-28 (SDK v2 client, subscriptions/listen)", TIMEOUT, () => {
+describe("serveMcp: resource subscriptions, 2026-07-28 (SDK v2 client, subscriptions/listen)", T, () => {
   for (const [upstream, entry, legacyUpstream] of SUBSCRIBABLE) {
     test(`a listen stream naming the URI hears its updates until it closes (${upstream})`, async (t) => {
-      const s = await served(t, { sub: entry() })
-      const client = await v2Http(s, s.url)
-      const capabilities = client.getServerCapabilities()
-      assert.equal(capabilities?.resources?.subscribe, true, JSON.stringify(capabilities))
-      const updates: Array<{ uri: string }> = []
+      const { s, client, updates } = await subscribable(t, entry(), modernClient)
       client.setNotificationHandler("notifications/resources/updated", (n) => {
         updates.push(plain(n.params))
       })
@@ -207,53 +175,35 @@ describe("serveMcp: resource subscriptions, 2026-07-28 (SDK v2 client, subscript
 
       await subscription.close()
       assert.equal(await subscription.closed, "local")
-      const seen = updates.length
-      await bump()
-      await bump()
-      await sleep(QUIET_MS)
-      assert.deepEqual(updates.slice(seen), [], "no update after the stream closed")
-      if (legacyUpstream) {
-        const ended = await poll(
-          async () => (await upstreamEvents(s.store)).some(([what, uri]) => what === "unsubscribe" && uri === COUNTER),
-          5_000,
-        )
-        assert.ok(ended, `the upstream was never unsubscribed: ${JSON.stringify(await upstreamEvents(s.store))}`)
-      }
+      await assertNoMoreUpdates(s, updates, bump, legacyUpstream, "the stream closed")
     })
   }
 })
 
-describe("serveMcp: one resource URI listed by two servers", TIMEOUT, () => {
+describe("serveMcp: one resource URI listed by two servers", T, () => {
   // zeta comes first in the view (config order), though not in alphabetical order.
   const servers = () => ({ zeta: offers("zeta"), alpha: offers("alpha") })
   const QUALIFIED = `toolnexus://alpha/${SHARED_URI}`
 
-  test("an SDK v1 client (2025-11-25): the first server keeps the URI, the other's is qualified", async (t) => {
-    const s = await served(t, servers())
-    const client = await v1Http(s, s.url)
-    const { resources } = await client.listResources()
-    assert.deepEqual(
-      resources.map((r) => r.uri),
-      [SHARED_URI, QUALIFIED],
-    )
-    assert.deepEqual(contentTexts(await client.readResource({ uri: SHARED_URI })), ["doc of zeta"])
-    assert.deepEqual(contentTexts(await client.readResource({ uri: QUALIFIED })), ["doc of alpha"])
-  })
-
-  test("an SDK v2 client (2026-07-28): the same listing and reads", async (t) => {
-    const s = await served(t, servers())
-    const client = await v2Http(s, s.url)
-    const { resources } = await client.listResources()
-    assert.deepEqual(
-      resources.map((r) => r.uri),
-      [SHARED_URI, QUALIFIED],
-    )
-    assert.deepEqual(contentTexts(await client.readResource({ uri: SHARED_URI })), ["doc of zeta"])
-    assert.deepEqual(contentTexts(await client.readResource({ uri: QUALIFIED })), ["doc of alpha"])
-  })
+  for (const [title, connect] of [
+    ["an SDK v1 client (2025-11-25): the first server keeps the URI, the other's is qualified", legacyClient],
+    ["an SDK v2 client (2026-07-28): the same listing and reads", modernClient],
+  ] as const) {
+    test(title, async (t) => {
+      const s = await served(t, servers())
+      const client = await connect(s, s.url)
+      const { resources } = await client.listResources()
+      assert.deepEqual(
+        resources.map((r) => r.uri),
+        [SHARED_URI, QUALIFIED],
+      )
+      assert.deepEqual(contentTexts(await client.readResource({ uri: SHARED_URI })), ["doc of zeta"])
+      assert.deepEqual(contentTexts(await client.readResource({ uri: QUALIFIED })), ["doc of alpha"])
+    })
+  }
 })
 
-describe("serveMcp: the servers' instructions", TIMEOUT, () => {
+describe("serveMcp: the servers' instructions", T, () => {
   const ZETA = "Zeta rules: be brief."
   const ALPHA = "Alpha rules: cite sources."
   const DOCS = "Docs rules: search first."
@@ -272,8 +222,8 @@ describe("serveMcp: the servers' instructions", TIMEOUT, () => {
     const s = await setup(t)
     const sections = [`## zeta\n\n${ZETA}`, `## alpha\n\n${ALPHA}`, `## docsbyresearch\n\n${DOCS}`]
     for (const [era, instructions] of [
-      [LEGACY, (await v1Http(s, s.url)).getInstructions()],
-      [MODERN, (await v2Http(s, s.url)).getInstructions()],
+      [LEGACY, (await legacyClient(s, s.url)).getInstructions()],
+      [MODERN, (await modernClient(s, s.url)).getInstructions()],
     ] as const) {
       assert.ok(instructions, `${era}: no instructions`)
       for (const section of sections) {
@@ -287,18 +237,17 @@ describe("serveMcp: the servers' instructions", TIMEOUT, () => {
 
     // The agent's view names its server `docs`, and holds only that one.
     const agentUrl = s.url.replace(/\/mcp$/, "/agents/research/mcp")
-    assert.equal((await v1Http(s, agentUrl)).getInstructions(), `## docs\n\n${DOCS}`)
-    assert.equal((await v2Http(s, agentUrl)).getInstructions(), `## docs\n\n${DOCS}`)
+    assert.equal((await legacyClient(s, agentUrl)).getInstructions(), `## docs\n\n${DOCS}`)
+    assert.equal((await modernClient(s, agentUrl)).getInstructions(), `## docs\n\n${DOCS}`)
   })
 })
 
-describe("serveMcp: a lazy server", TIMEOUT, () => {
+describe("serveMcp: a lazy server", T, () => {
   test("listed from the catalog; it starts on the first downstream tools/call, which succeeds", async (t) => {
     const dir = tempDir(t)
     const catalogDir = path.join(dir, "catalog")
     const pidsFile = path.join(dir, "pids")
-    const started = () =>
-      fs.existsSync(pidsFile) ? fs.readFileSync(pidsFile, "utf8").split("\n").filter(Boolean).map(Number) : []
+    const started = () => pidsIn(pidsFile)
     const entry = offers("lazy", [`--pids=${pidsFile}`])
 
     // A first store lists the server live, which puts its tools in the catalog.
@@ -311,16 +260,15 @@ describe("serveMcp: a lazy server", TIMEOUT, () => {
     assert.equal(started().length, 1, "the warm store started the server once")
 
     const before = childPids()
-    const later = closers(t)
+    const later = cleanup(t)
     const store = createMcpStore({ mcpServers: { lazy: { ...entry, lazy: true } } }, { catalogDir })
     later(() => store.close())
-    const gateway = await serveMcp(store)
-    later(() => gateway.close())
-    const client = await v1Http({ later }, gateway.url!)
+    const gateway = await serveView(later, store)
+    const client = await legacyClient({ later }, gateway.url!)
     const { tools } = await client.listTools()
     assert.deepEqual(
       tools.map((x) => x.name),
-      ["lazy_echo", "lazy_secret"],
+      ["lazy_echo", "lazy_secret", "lazy_secret_as_key"],
       "the catalog's tools",
     )
     // An absence cannot be awaited: a process started by mistake would be there by now.
@@ -338,19 +286,19 @@ describe("serveMcp: a lazy server", TIMEOUT, () => {
   })
 })
 
-describe("serveMcp: an upstream's secret stays upstream", TIMEOUT, () => {
+describe("serveMcp: an upstream's secret stays upstream", T, () => {
   test("a result holding the value of its env never reaches a downstream client whole", async (t) => {
     const s = await served(t, { vault: offers("vault", [], { env: { API_KEY: SECRET } }) })
     // The store's own call, for the record: what the host itself gets back.
     const direct = await s.store.callTool("vault_secret", {})
     t.diagnostic(`direct store call: ${JSON.stringify({ isError: direct.isError, output: direct.output })}`)
 
-    const legacy = await (await v1Http(s, s.url)).callTool({ name: "vault_secret", arguments: {} })
-    const modern = await (await v2Http(s, s.url)).callTool({ name: "vault_secret", arguments: {} })
-    for (const [era, result] of [
-      [LEGACY, legacy],
-      [MODERN, modern],
-    ] as const) {
+    const clients = [
+      [LEGACY, await legacyClient(s, s.url)],
+      [MODERN, await modernClient(s, s.url)],
+    ] as const
+    for (const [era, client] of clients) {
+      const result = await client.callTool({ name: "vault_secret", arguments: {} })
       const whole = JSON.stringify(result)
       assert.notEqual(result.isError, true, `${era}: ${whole}`)
       assert.ok(texts(result).length > 0, `${era}: no content: ${whole}`)
@@ -358,19 +306,30 @@ describe("serveMcp: an upstream's secret stays upstream", TIMEOUT, () => {
       t.diagnostic(`${era} through the gateway: ${whole}`)
       // Replaced where it stood, as every text toolnexus passes on has a secret replaced.
       assert.deepEqual(texts(result), ["the key is [redacted]"], `${era}: ${whole}`)
+
+      // The value as a key of the structured content: the key is replaced the same way.
+      const keyed = await client.callTool({ name: "vault_secret_as_key", arguments: {} })
+      const keyedWhole = JSON.stringify(keyed)
+      assert.notEqual(keyed.isError, true, `${era}: ${keyedWhole}`)
+      assert.ok(
+        !keyedWhole.includes(SECRET),
+        `${era}: the secret reached the downstream client as a key: ${keyedWhole}`,
+      )
+      t.diagnostic(`${era} through the gateway, the secret as a key: ${keyedWhole}`)
+      assert.deepEqual(keyed.structuredContent, { "[redacted]": true }, `${era}: ${keyedWhole}`)
     }
   })
 })
 
-describe("serveMcp: two servers' prompts of one name", TIMEOUT, () => {
+describe("serveMcp: two servers' prompts of one name", T, () => {
   const servers = () => ({ zeta: offers("zeta"), alpha: offers("alpha") })
   const message = async (get: Promise<{ messages: unknown[] }>) => plain((await get).messages)
   const greeting = (name: string) => [{ role: "user", content: { type: "text", text: `${name} greets Ann` } }]
 
   test("listed under distinct names, each reaching its own server, in both eras", async (t) => {
     const s = await served(t, servers())
-    const legacy = await v1Http(s, s.url)
-    const modern = await v2Http(s, s.url)
+    const legacy = await legacyClient(s, s.url)
+    const modern = await modernClient(s, s.url)
     for (const [era, client] of [
       [LEGACY, legacy],
       [MODERN, modern],

@@ -4,14 +4,13 @@
 // "auto"` speaks 2026-07-28 (server/discover). Upstreams: fixtures/v1-server.mjs (the era
 // tools, 2025 era), fixtures/offer-server.mjs (tool members, resources, templates, prompts,
 // both eras) and fixtures/serve-upstream.mjs (records its pid, for the process checks).
+// What the serve*.test.ts files share is in serve-helpers.ts.
 import assert from "node:assert/strict"
-import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process"
-import fs from "node:fs"
+import type { ChildProcess } from "node:child_process"
 import path from "node:path"
 import { describe, test, type TestContext } from "node:test"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
@@ -20,21 +19,14 @@ import {
   type JSONRPCMessage,
   type Tool as WireTool,
 } from "@modelcontextprotocol/sdk/types.js"
-import { Client as Client2, StreamableHTTPClientTransport as HttpTransport2 } from "@modelcontextprotocol/client"
+import { Client as Client2 } from "@modelcontextprotocol/client"
 import { StdioClientTransport as StdioTransport2 } from "@modelcontextprotocol/client/stdio"
-import { createMcpStore, serveMcp, type McpGateway, type McpStore, type McpStoreView } from "toolnexus"
+import type { McpStore, McpStoreView } from "toolnexus"
 import { NOTE_TEXT } from "./fixtures/offer-server.mjs"
 import { assertGone, childPids, fixture, NODE, poll, readRecord, ROOT, sleep, tempDir } from "./helpers.js"
-import { here } from "./liveness.js"
+import { CLIENT_INFO, LEGACY, MODERN, plain, ready, served, serveView, texts, v1Http, v2Http } from "./serve-helpers.js"
+import { assertExits0, CLI, configFile, descendantsOf, ENV, pidsIn, spawnCli, type Served } from "./serve-helpers.js"
 
-const MODERN = "2026-07-28"
-const LEGACY = "2025-11-25"
-const CLI = path.join(ROOT, "bin", "toolnexus.js")
-/** The environment for spawned CLIs: the SDKs' stdio transports pass only a few variables by default. */
-const ENV = Object.fromEntries(
-  Object.entries(process.env).filter((entry): entry is [string, string] => entry[1] !== undefined),
-)
-const CLIENT_INFO = { name: "serve-test", version: "1.0.0" }
 /** The members of a tool besides its name, description and inputSchema. */
 const MEMBERS = ["title", "annotations", "outputSchema", "icons", "execution", "_meta"] as const
 
@@ -54,72 +46,14 @@ const upstreamCmd = (pids: string, record?: string) => [
   ...(record ? [`--record=${record}`] : []),
 ]
 
-/** Runs the functions given, last first, when the test ends (clients before gateways before stores). */
-function closers(t: TestContext) {
-  const fns: Array<() => unknown> = []
-  t.after(async () => {
-    for (const fn of fns.reverse()) {
-      try {
-        await fn()
-      } catch {
-        // a close failing must not hide the test's own failure
-      }
-    }
-  })
-  return (fn: () => unknown) => fns.push(fn)
-}
-
-/** Waits until every service of `view` is connected, failing with the states otherwise. */
-async function ready(view: McpStoreView) {
-  await poll(() => Object.values(view.status()).every((s) => s.state !== "initializing"), 15_000)
-  for (const [name, status] of Object.entries(view.status())) {
-    assert.equal(status.state, "connected", `${name}: ${status.lastError}`)
-  }
-}
-
-interface Served {
-  store: McpStore
-  gateway: McpGateway
-  url: string
-  later: (fn: () => unknown) => number
-  record: string
-  dir: string
-}
-
-/** A store of `servers(dir)`, ready, served over HTTP; all closed when the test ends. */
-async function served(t: TestContext, servers: (dir: string) => Record<string, object>): Promise<Served> {
-  const dir = tempDir(t)
-  const record = path.join(dir, "events.jsonl")
-  const later = closers(t)
-  const store = createMcpStore({ mcpServers: servers(dir) })
-  later(() => store.close())
-  await ready(store)
-  const gateway = await serveMcp(store)
-  later(() => gateway.close())
-  assert.match(gateway.url ?? "", /^http:\/\/127\.0\.0\.1:\d+\/mcp$/)
-  return { store, gateway, url: gateway.url!, later, record, dir }
-}
+/** The record of the era server (and of serve-upstream, where given) in a test's folder. */
+const recordIn = (dir: string) => path.join(dir, "events.jsonl")
 
 /** The era tools (`era_*`) and the offer server (`offer_*`, resources, prompts). */
 const eraAndOffer = (dir: string) => ({
-  era: { command: eraCmd(path.join(dir, "events.jsonl")) },
+  era: { command: eraCmd(recordIn(dir)) },
   offer: { command: offerCmd() },
 })
-
-async function v1Http(s: Served, url = s.url) {
-  const client = new Client(CLIENT_INFO)
-  const transport = new StreamableHTTPClientTransport(new URL(url))
-  await client.connect(transport)
-  s.later(() => client.close())
-  return { client, transport }
-}
-
-async function v2Http(s: Served, opts: ConstructorParameters<typeof Client2>[1] = {}) {
-  const client = new Client2(CLIENT_INFO, { versionNegotiation: { mode: "auto" }, ...opts })
-  await client.connect(new HttpTransport2(new URL(s.url)))
-  s.later(() => client.close())
-  return client
-}
 
 /** What a server lists itself, asked directly by an SDK v1 client over stdio. */
 async function ownListing(command: string[]): Promise<WireTool[]> {
@@ -131,12 +65,6 @@ async function ownListing(command: string[]): Promise<WireTool[]> {
     await client.close()
   }
 }
-
-const plain = <T>(value: T): T => JSON.parse(JSON.stringify(value))
-const texts = (result: object) =>
-  (((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>).map((c) =>
-    c.type === "text" ? c.text : c.type,
-  )
 
 /**
  * Asserts the gateway's listing: the store's names in the store's order, each tool
@@ -165,29 +93,15 @@ async function assertListing(store: McpStore, listed: WireTool[], upstreams: Rec
   }
 }
 
-/** Spawns `toolnexus serve ...args` with its stdin and stdout piped; SIGKILLed if left running. */
-function spawnCli(t: TestContext, args: string[]) {
-  const child = spawn(NODE, [CLI, "serve", ...args], { cwd: ROOT, env: process.env, stdio: "pipe" })
-  let stderr = ""
-  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d))
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on("exit", (code, signal) => resolve({ code, signal })),
-  )
-  t.after(() => {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-  })
-  return { child, exited, stderr: () => stderr }
-}
-
 /** A client transport over a child's stdin and stdout; `close()` only ends its stdin. */
 class ChildTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
   private buffer = new ReadBuffer()
-  constructor(private child: ChildProcessWithoutNullStreams) {}
+  constructor(private child: ChildProcess) {}
   async start() {
-    this.child.stdout.on("data", (chunk: Buffer) => {
+    this.child.stdout!.on("data", (chunk: Buffer) => {
       this.buffer.append(chunk)
       for (let message = this.buffer.readMessage(); message; message = this.buffer.readMessage()) {
         this.onmessage?.(message)
@@ -196,55 +110,44 @@ class ChildTransport implements Transport {
     this.child.on("close", () => this.onclose?.())
   }
   async send(message: JSONRPCMessage) {
-    this.child.stdin.write(serializeMessage(message))
+    this.child.stdin!.write(serializeMessage(message))
   }
   async close() {
-    this.child.stdin.end()
+    this.child.stdin!.end()
   }
 }
 
-/** An SDK v1 client of `toolnexus serve --stdio` with one serve-upstream. */
-async function v1Stdio(t: TestContext, dir: string, pids: string) {
-  const config = configFile(dir, { mcpServers: { up: { command: upstreamCmd(pids) } } })
+/** A temp config of one serve-upstream, `up`, and the file its processes append their pids to. */
+function upConfig(t: TestContext) {
+  const dir = tempDir(t)
+  const pids = path.join(dir, "pids")
+  return { pids, config: configFile(dir, { mcpServers: { up: { command: upstreamCmd(pids) } } }) }
+}
+
+/** How an SDK's stdio transport starts `toolnexus serve <config> --stdio`. */
+const cliStdio = (config: string) => ({
+  command: NODE,
+  args: [CLI, "serve", config, "--stdio"],
+  cwd: ROOT,
+  env: ENV,
+  stderr: "pipe" as const,
+})
+
+/** An SDK v1 client of `toolnexus serve <config> --stdio`, closed when the test ends. */
+async function v1Stdio(t: TestContext, config: string) {
   const client = new Client(CLIENT_INFO)
-  const transport = new StdioClientTransport({
-    command: NODE,
-    args: [CLI, "serve", config, "--stdio"],
-    cwd: ROOT,
-    env: ENV,
-    stderr: "pipe",
-  })
-  await client.connect(transport)
+  await client.connect(new StdioClientTransport(cliStdio(config)))
   t.after(() => client.close())
-  return { client, transport }
+  return client
 }
 
-/** An SDK v2 client (`versionNegotiation: "auto"`) of `toolnexus serve --stdio` with one serve-upstream. */
-async function v2Stdio(t: TestContext, dir: string, pids: string) {
-  const config = configFile(dir, { mcpServers: { up: { command: upstreamCmd(pids) } } })
+/** An SDK v2 client (`versionNegotiation: "auto"`) of `toolnexus serve <config> --stdio`, closed when the test ends. */
+async function v2Stdio(t: TestContext, config: string) {
   const client = new Client2(CLIENT_INFO, { versionNegotiation: { mode: "auto" } })
-  const transport = new StdioTransport2({
-    command: NODE,
-    args: [CLI, "serve", config, "--stdio"],
-    cwd: ROOT,
-    env: ENV,
-    stderr: "pipe",
-  })
-  await client.connect(transport)
+  await client.connect(new StdioTransport2(cliStdio(config)))
   t.after(() => client.close())
-  return { client, transport }
+  return client
 }
-
-/** A temp mcp.json of `config`. */
-function configFile(dir: string, config: object) {
-  const file = path.join(dir, "mcp.json")
-  fs.writeFileSync(file, JSON.stringify(config))
-  return file
-}
-
-/** The pids serve-upstream.mjs processes appended to `file`. */
-const pidsIn = (file: string) =>
-  fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map(Number) : []
 
 /** The slow-call events of an era or serve-upstream record, as their names. */
 const slowEvents = (record: string) =>
@@ -255,14 +158,14 @@ const slowEvents = (record: string) =>
 describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 }, () => {
   test("initialize and a session; tools/list is the store's tools with every member their servers sent", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client, transport } = await v1Http(s)
+    const { client, transport } = await v1Http(s.later, s.url)
     assert.equal(transport.protocolVersion, LEGACY)
     assert.ok(transport.sessionId, "the gateway gave the session an Mcp-Session-Id")
     assert.equal(client.getServerVersion()?.name, "toolnexus")
     const capabilities = client.getServerCapabilities()
     assert.equal(capabilities?.tools?.listChanged, true, JSON.stringify(capabilities))
     const { tools } = await client.listTools()
-    await assertListing(s.store, tools, { era: eraCmd(s.record), offer: offerCmd() })
+    await assertListing(s.store, tools, { era: eraCmd(recordIn(s.dir)), offer: offerCmd() })
     const weather = tools.find((x) => x.name === "offer_weather")
     assert.equal(weather?.title, "Weather")
     assert.deepEqual(weather?._meta, { ui: { resourceUri: "ui://weather/view.html" } })
@@ -271,7 +174,7 @@ describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 
 
   test("calls: a text result and an error result", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     const echo = await client.callTool({ name: "era_echo", arguments: { text: "hello gateway" } })
     assert.deepEqual(plain(echo), { content: [{ type: "text", text: "hello gateway" }] })
     const failed = await client.callTool({ name: "era_fail", arguments: {} })
@@ -280,14 +183,14 @@ describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 
 
   test("calls: structured content of a tool without an output schema", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     const add = await client.callTool({ name: "era_add", arguments: { a: 2, b: 3.5 } })
     assert.deepEqual(plain(add), { content: [{ type: "text", text: "5.5" }], structuredContent: { sum: 5.5 } })
   })
 
   test("calls: structured content of a tool with an output schema, as the server sent it", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     // Listed first, so the client checks the result against the tool's output schema.
     await client.listTools()
     const weather = await client.callTool({ name: "offer_weather", arguments: { city: "Oslo" } })
@@ -299,7 +202,7 @@ describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 
 
   test("calls: progress reaches onprogress, all of it before the result", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     // The upstream sends progress 1 and 2, then its result at once: a few calls, so that a
     // relay racing the last progress against the result shows.
     for (let call = 1; call <= ROUNDS; call++) {
@@ -314,7 +217,7 @@ describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 
 
   test("an unknown tool is an error, not a hang", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     await assert.rejects(client.callTool({ name: "era_nothing", arguments: {} }), /Unknown tool: era_nothing/)
   })
 })
@@ -322,7 +225,7 @@ describe("serveMcp over HTTP: an SDK v1 client (2025-11-25)", { timeout: 60_000 
 describe("serveMcp over HTTP: an SDK v2 client (2026-07-28)", { timeout: 60_000 }, () => {
   test("server/discover negotiates 2026-07-28", async (t) => {
     const s = await served(t, eraAndOffer)
-    const client = await v2Http(s)
+    const client = await v2Http(s.later, s.url)
     assert.equal(client.getNegotiatedProtocolVersion(), MODERN)
     assert.equal(client.getServerVersion()?.name, "toolnexus")
     assert.equal(client.getServerCapabilities()?.tools?.listChanged, true)
@@ -330,14 +233,14 @@ describe("serveMcp over HTTP: an SDK v2 client (2026-07-28)", { timeout: 60_000 
 
   test("tools/list is the store's tools with every member their servers sent", async (t) => {
     const s = await served(t, eraAndOffer)
-    const client = await v2Http(s)
+    const client = await v2Http(s.later, s.url)
     const { tools } = await client.listTools()
-    await assertListing(s.store, tools as WireTool[], { era: eraCmd(s.record), offer: offerCmd() })
+    await assertListing(s.store, tools as WireTool[], { era: eraCmd(recordIn(s.dir)), offer: offerCmd() })
   })
 
   test("calls: text, structured content, an error result", async (t) => {
     const s = await served(t, eraAndOffer)
-    const client = await v2Http(s)
+    const client = await v2Http(s.later, s.url)
     const echo = await client.callTool({ name: "era_echo", arguments: { text: "hello modern" } })
     assert.deepEqual(texts(echo), ["hello modern"])
     assert.notEqual(echo.isError, true)
@@ -351,7 +254,7 @@ describe("serveMcp over HTTP: an SDK v2 client (2026-07-28)", { timeout: 60_000 
 
   test("progress reaches onprogress", async (t) => {
     const s = await served(t, eraAndOffer)
-    const client = await v2Http(s)
+    const client = await v2Http(s.later, s.url)
     for (let call = 1; call <= ROUNDS; call++) {
       const seen: Array<{ progress: number; total?: number }> = []
       const result = await client.callTool(
@@ -369,7 +272,7 @@ describe("serveMcp: cancellation reaches the upstream", { timeout: 60_000 }, () 
     [
       LEGACY,
       async (s: Served) => {
-        const { client, transport } = await v1Http(s)
+        const { client, transport } = await v1Http(s.later, s.url)
         assert.equal(transport.protocolVersion, LEGACY)
         return (signal: AbortSignal) =>
           client.callTool({ name: "era_slow", arguments: { ms: 30_000 } }, CallToolResultSchema, { signal })
@@ -378,7 +281,7 @@ describe("serveMcp: cancellation reaches the upstream", { timeout: 60_000 }, () 
     [
       MODERN,
       async (s: Served) => {
-        const client = await v2Http(s)
+        const client = await v2Http(s.later, s.url)
         assert.equal(client.getNegotiatedProtocolVersion(), MODERN)
         return (signal: AbortSignal) => client.callTool({ name: "era_slow", arguments: { ms: 30_000 } }, { signal })
       },
@@ -390,14 +293,14 @@ describe("serveMcp: cancellation reaches the upstream", { timeout: 60_000 }, () 
       const controller = new AbortController()
       const pending = call(controller.signal)
       pending.catch(() => {})
-      const started = await poll(() => slowEvents(s.record).includes("started"), 10_000)
+      const started = await poll(() => slowEvents(recordIn(s.dir)).includes("started"), 10_000)
       assert.ok(started, "the slow call never reached the upstream")
       const abortedAt = Date.now()
       controller.abort()
       await assert.rejects(pending)
       assert.ok(Date.now() - abortedAt < 2_000, `the aborted call took ${Date.now() - abortedAt} ms to settle`)
-      await poll(() => slowEvents(s.record).includes("cancelled"), 5_000)
-      assert.deepEqual(slowEvents(s.record), ["started", "cancelled"], "the upstream was told of the abort")
+      await poll(() => slowEvents(recordIn(s.dir)).includes("cancelled"), 5_000)
+      assert.deepEqual(slowEvents(recordIn(s.dir)), ["started", "cancelled"], "the upstream was told of the abort")
     })
   }
 })
@@ -405,7 +308,7 @@ describe("serveMcp: cancellation reaches the upstream", { timeout: 60_000 }, () 
 describe("serveMcp: list changes", { timeout: 60_000 }, () => {
   test("a 2025-11-25 session is sent tools/list_changed when a server is added and removed", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     let notified = 0
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       notified++
@@ -431,14 +334,16 @@ describe("serveMcp: list changes", { timeout: 60_000 }, () => {
     const s = await served(t, eraAndOffer)
     const changes: string[][] = []
     const errors: string[] = []
-    const client = await v2Http(s, {
-      listChanged: {
-        tools: {
-          debounceMs: 0,
-          // Called once a list_changed arrived, with the refreshed list or why refreshing failed.
-          onChanged: (error, tools) => {
-            if (error) errors.push(error.message)
-            else if (tools) changes.push(tools.map((x) => x.name))
+    const client = await v2Http(s.later, s.url, {
+      client: {
+        listChanged: {
+          tools: {
+            debounceMs: 0,
+            // Called once a list_changed arrived, with the refreshed list or why refreshing failed.
+            onChanged: (error, tools) => {
+              if (error) errors.push(error.message)
+              else if (tools) changes.push(tools.map((x) => x.name))
+            },
           },
         },
       },
@@ -452,18 +357,43 @@ describe("serveMcp: list changes", { timeout: 60_000 }, () => {
   })
 })
 
+/**
+ * Asserts what the offer server offers, through `client`: its resources, the text one
+ * read, its prompt, and the prompt got for `name` in `lang`; returns the listings and the
+ * prompt for more checks.
+ */
+async function assertOffers(client: Client | Client2, name: string, lang: string) {
+  const { resources } = await client.listResources()
+  assert.deepEqual(
+    resources.map((r) => r.uri),
+    ["note://one", "bin://bytes", "ui://weather/view.html"],
+  )
+  const note = await client.readResource({ uri: "note://one" })
+  assert.deepEqual(plain(note.contents), [{ uri: "note://one", mimeType: "text/plain", text: NOTE_TEXT }])
+  const { prompts } = await client.listPrompts()
+  assert.deepEqual(
+    prompts.map((p) => p.name),
+    ["offer_greet"],
+  )
+  const greeting = await client.getPrompt({ name: "offer_greet", arguments: { name, lang } })
+  assert.deepEqual(plain(greeting.messages), [
+    { role: "user", content: { type: "text", text: `Say hello to ${name} in ${lang}` } },
+  ])
+  return { resources, prompts, greeting }
+}
+
 describe("serveMcp: resources, templates, prompts and completions pass through", { timeout: 60_000 }, () => {
   test("an SDK v1 client (2025-11-25)", async (t) => {
     const s = await served(t, eraAndOffer)
-    const { client } = await v1Http(s)
-    const { resources } = await client.listResources()
-    assert.deepEqual(
-      resources.map((r) => r.uri),
-      ["note://one", "bin://bytes", "ui://weather/view.html"],
-    )
+    const { client } = await v1Http(s.later, s.url)
+    const { resources, prompts, greeting } = await assertOffers(client, "Ann", "es")
     assert.equal(resources[0]?.title, "Note")
-    const note = await client.readResource({ uri: "note://one" })
-    assert.deepEqual(plain(note.contents), [{ uri: "note://one", mimeType: "text/plain", text: NOTE_TEXT }])
+    assert.deepEqual(
+      prompts[0]?.arguments?.map((a) => a.name),
+      ["name", "lang"],
+    )
+    assert.equal(greeting.description, "A greeting")
+
     const { resourceTemplates } = await client.listResourceTemplates()
     assert.deepEqual(
       resourceTemplates.map((r) => r.uriTemplate),
@@ -471,21 +401,6 @@ describe("serveMcp: resources, templates, prompts and completions pass through",
     )
     const city = await client.readResource({ uri: "city://Rome" })
     assert.deepEqual(plain(city.contents), [{ uri: "city://Rome", text: "city Rome" }])
-
-    const { prompts } = await client.listPrompts()
-    assert.deepEqual(
-      prompts.map((p) => p.name),
-      ["offer_greet"],
-    )
-    assert.deepEqual(
-      prompts[0]?.arguments?.map((a) => a.name),
-      ["name", "lang"],
-    )
-    const greeting = await client.getPrompt({ name: "offer_greet", arguments: { name: "Ann", lang: "es" } })
-    assert.equal(greeting.description, "A greeting")
-    assert.deepEqual(plain(greeting.messages), [
-      { role: "user", content: { type: "text", text: "Say hello to Ann in es" } },
-    ])
     const langs = await client.complete({
       ref: { type: "ref/prompt", name: "offer_greet" },
       argument: { name: "lang", value: "e" },
@@ -495,37 +410,22 @@ describe("serveMcp: resources, templates, prompts and completions pass through",
 
   test("an SDK v2 client (2026-07-28)", async (t) => {
     const s = await served(t, eraAndOffer)
-    const client = await v2Http(s)
+    const client = await v2Http(s.later, s.url)
     assert.equal(client.getNegotiatedProtocolVersion(), MODERN)
-    const { resources } = await client.listResources()
-    assert.deepEqual(
-      resources.map((r) => r.uri),
-      ["note://one", "bin://bytes", "ui://weather/view.html"],
-    )
-    const note = await client.readResource({ uri: "note://one" })
-    assert.deepEqual(plain(note.contents), [{ uri: "note://one", mimeType: "text/plain", text: NOTE_TEXT }])
-    const { prompts } = await client.listPrompts()
-    assert.deepEqual(
-      prompts.map((p) => p.name),
-      ["offer_greet"],
-    )
-    const greeting = await client.getPrompt({ name: "offer_greet", arguments: { name: "Bo", lang: "fr" } })
-    assert.deepEqual(plain(greeting.messages), [
-      { role: "user", content: { type: "text", text: "Say hello to Bo in fr" } },
-    ])
+    await assertOffers(client, "Bo", "fr")
   })
 })
 
 describe("serveMcp: agent views", { timeout: 60_000 }, () => {
   test("the store at /mcp, each agent's view at /agents/<id>/mcp; an agent's view alone at /mcp", async (t) => {
-    const s = await served(t, (dir) => ({ era: { command: eraCmd(path.join(dir, "events.jsonl")) } }))
+    const s = await served(t, (dir) => ({ era: { command: eraCmd(recordIn(dir)) } }))
     const agent = s.store.forAgent("a")
     agent.addServers({ mcpServers: { up: { command: upstreamCmd(path.join(s.dir, "pids")) } } })
     await ready(agent)
     await ready(s.store)
     const names = (view: McpStoreView) => view.listTools().map((x) => x.name)
     const listed = async (url: string) => {
-      const { client } = await v1Http(s, url)
+      const { client } = await v1Http(s.later, url)
       return { client, names: (await client.listTools()).tools.map((x) => x.name) }
     }
     const agentUrl = s.url.replace(/\/mcp$/, "/agents/a/mcp")
@@ -537,8 +437,7 @@ describe("serveMcp: agent views", { timeout: 60_000 }, () => {
     const nobody = await fetch(s.url.replace(/\/mcp$/, "/agents/nobody/mcp"), { method: "POST" })
     assert.equal(nobody.status, 404)
 
-    const own = await serveMcp(agent)
-    s.later(() => own.close())
+    const own = await serveView(s.later, agent)
     assert.deepEqual((await listed(own.url!)).names, names(agent))
     const nested = await fetch(own.url!.replace(/\/mcp$/, "/agents/a/mcp"), { method: "POST" })
     assert.equal(nested.status, 404, "an agent's gateway serves no other view")
@@ -546,26 +445,27 @@ describe("serveMcp: agent views", { timeout: 60_000 }, () => {
 })
 
 describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
-  test("an SDK v1 stdio client (2025-11-25) lists and calls", async (t) => {
-    const dir = tempDir(t)
-    const { client } = await v1Stdio(t, dir, path.join(dir, "pids"))
-    assert.equal(client.getServerVersion()?.name, "toolnexus")
-    const { tools } = await client.listTools()
-    assert.deepEqual(
-      tools.map((x) => x.name),
-      ["up_echo", "up_add", "up_slow"],
-    )
-    assert.deepEqual(texts(await client.callTool({ name: "up_echo", arguments: { text: "over stdio" } })), [
-      "over stdio",
-    ])
-    const add = await client.callTool({ name: "up_add", arguments: { a: 40, b: 2 } })
-    assert.deepEqual(add.structuredContent, { sum: 42 })
-  })
+  for (const [sdk, connect, text, [a, b]] of [
+    ["an SDK v1 stdio client (2025-11-25)", v1Stdio, "over stdio", [40, 2]],
+    ["an SDK v2 stdio client (2026-07-28)", v2Stdio, "modern stdio", [1, 1]],
+  ] as const) {
+    test(`${sdk} lists and calls`, async (t) => {
+      const client = await connect(t, upConfig(t).config)
+      assert.equal(client.getServerVersion()?.name, "toolnexus")
+      const { tools } = await client.listTools()
+      assert.deepEqual(
+        tools.map((x) => x.name),
+        ["up_echo", "up_add", "up_slow"],
+      )
+      assert.deepEqual(texts(await client.callTool({ name: "up_echo", arguments: { text } })), [text])
+      const add = await client.callTool({ name: "up_add", arguments: { a, b } })
+      assert.deepEqual(add.structuredContent, { sum: a + b })
+    })
+  }
 
   test("an SDK v1 stdio client: once it leaves, no server is left", async (t) => {
-    const dir = tempDir(t)
-    const pids = path.join(dir, "pids")
-    const { client } = await v1Stdio(t, dir, pids)
+    const { pids, config } = upConfig(t)
+    const client = await v1Stdio(t, config)
     assert.deepEqual(texts(await client.callTool({ name: "up_echo", arguments: { text: "once" } })), ["once"])
     const started = pidsIn(pids)
     assert.equal(started.length, 1, `upstream processes started: ${started.join(", ")}`)
@@ -574,9 +474,8 @@ describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
   })
 
   test("an SDK v2 stdio client negotiates 2026-07-28; once it leaves, no server is left (its probe's neither)", async (t) => {
-    const dir = tempDir(t)
-    const pids = path.join(dir, "pids")
-    const { client } = await v2Stdio(t, dir, pids)
+    const { pids, config } = upConfig(t)
+    const client = await v2Stdio(t, config)
     assert.equal(client.getNegotiatedProtocolVersion(), MODERN)
     assert.equal(client.getServerVersion()?.name, "toolnexus")
     await client.close()
@@ -586,33 +485,8 @@ describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
     await assertGone(started, 5_000, "upstream processes of the CLIs")
   })
 
-  test("an SDK v2 stdio client (2026-07-28) lists and calls", async (t) => {
-    const dir = tempDir(t)
-    const { client } = await v2Stdio(t, dir, path.join(dir, "pids"))
-    const { tools } = await client.listTools()
-    assert.deepEqual(
-      tools.map((x) => x.name),
-      ["up_echo", "up_add", "up_slow"],
-    )
-    assert.deepEqual(texts(await client.callTool({ name: "up_echo", arguments: { text: "modern stdio" } })), [
-      "modern stdio",
-    ])
-    const add = await client.callTool({ name: "up_add", arguments: { a: 1, b: 1 } })
-    assert.deepEqual(add.structuredContent, { sum: 2 })
-  })
-
   test("examples/mcp.json: the demo server's tools, and a call", async (t) => {
-    const client = new Client(CLIENT_INFO)
-    await client.connect(
-      new StdioClientTransport({
-        command: NODE,
-        args: [CLI, "serve", "examples/mcp.json", "--stdio"],
-        cwd: ROOT,
-        env: ENV,
-        stderr: "pipe",
-      }),
-    )
-    t.after(() => client.close())
+    const client = await v1Stdio(t, "examples/mcp.json")
     const { tools } = await client.listTools()
     assert.deepEqual(
       tools.map((x) => x.name),
@@ -625,7 +499,7 @@ describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
   test("closing stdin ends the CLI with exit code 0 and its servers with it", async (t) => {
     const dir = tempDir(t)
     const pids = path.join(dir, "pids")
-    const record = path.join(dir, "events.jsonl")
+    const record = recordIn(dir)
     const config = configFile(dir, {
       mcpServers: { up: { command: upstreamCmd(pids, record) }, era: { command: eraCmd(record) } },
     })
@@ -642,13 +516,7 @@ describe("`toolnexus serve --stdio`", { timeout: 60_000 }, () => {
     const descendants = descendantsOf(cli.child.pid!)
     assert.ok(descendants.length >= 2, `processes under the CLI: ${descendants.join(", ")}`)
     await client.close() // ends stdin, nothing more
-    const late = AbortSignal.timeout(10_000)
-    const exit = await Promise.race([
-      cli.exited,
-      new Promise<undefined>((resolve) => late.addEventListener("abort", () => resolve(undefined))),
-    ])
-    assert.ok(exit, `the CLI still runs 10 s after its stdin closed\nstderr: ${cli.stderr()}`)
-    assert.deepEqual(exit, { code: 0, signal: null }, `stderr: ${cli.stderr()}`)
+    await assertExits0(cli, "the CLI", "its stdin closed")
     await assertGone([...new Set([...descendants, ...pidsIn(pids)])], 5_000, "the CLI's server processes")
   })
 })
@@ -662,7 +530,7 @@ describe("serveMcp: processes", { timeout: 60_000 }, () => {
     }))
     const upstreams = childPids().filter((pid) => !before.has(pid))
     assert.ok(upstreams.length >= 3, `the store's server processes: ${upstreams.join(", ")}`)
-    const { client } = await v1Http(s)
+    const { client } = await v1Http(s.later, s.url)
     assert.deepEqual(texts(await client.callTool({ name: "up_echo", arguments: { text: "x" } })), ["x"])
 
     await s.gateway.close()
@@ -675,20 +543,3 @@ describe("serveMcp: processes", { timeout: 60_000 }, () => {
     await assertGone(upstreams, 5_000)
   })
 })
-
-/** Every live process below `pid`. */
-function descendantsOf(pid: number): number[] {
-  const parents = here.parents()
-  const found: number[] = []
-  const queue = [pid]
-  while (queue.length > 0) {
-    const parent = queue.shift()!
-    for (const [child, ppid] of parents) {
-      if (ppid === parent) {
-        found.push(child)
-        queue.push(child)
-      }
-    }
-  }
-  return found
-}
