@@ -380,6 +380,21 @@ export function spawnCli(t: TestContext, args: string[], { quiet = false } = {})
   return { child, exited, stderr: () => stderr }
 }
 
+/**
+ * `toolnexus serve ...args` (listening on HTTP), and the URL it says it listens on, once it
+ * says so; SIGKILLed if left running.
+ */
+export async function serveCli(t: TestContext, args: string[]) {
+  const cli = spawnCli(t, args, { quiet: true })
+  const listening = () => /listening on (\S+)/.exec(cli.stderr())?.[1]
+  const ended = () => cli.child.exitCode !== null || cli.child.signalCode !== null
+  await poll(() => listening() !== undefined || ended(), 15_000)
+  const url = listening()
+  assert.ok(url && !ended(), `the CLI never listened\nstderr: ${cli.stderr()}`)
+  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, cli.stderr())
+  return { ...cli, url }
+}
+
 /** Asserts `cli` exits with code 0 within 10 s of `what` (e.g. "its stdin closed"), `who` naming it. */
 export async function assertExits0(cli: Cli, who: string, what: string): Promise<void> {
   const exit = await within(cli.exited, 10_000)

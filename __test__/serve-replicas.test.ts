@@ -15,7 +15,7 @@ import { assertGone, local, poll, tempDir, toolsFlag } from "./helpers.js"
 import { startRedis, type Redis } from "./redis.js"
 import { cleanup, serveView, sorted, T, texts, v1Http, v2Http, type Later } from "./serve-helpers.js"
 import { del, MODERN, modern, modernTools, openSession, post, show, type Session } from "./serve-helpers.js"
-import { assertExits0, configFile, descendantsOf, spawnCli } from "./serve-helpers.js"
+import { assertExits0, configFile, descendantsOf, serveCli } from "./serve-helpers.js"
 
 /** The tools of the servers every replica's config has (the fixture answers a custom tool with its arguments as JSON). */
 const BASE_TOOLS = [
@@ -236,27 +236,15 @@ describe("serveMcp replicas: a server added on one replica is served by all", T,
 
 // ---------------------------------------------------------------- the CLI
 
-/**
- * `toolnexus serve <config> --http 127.0.0.1:0 --state <url>` and the URL it says it listens
- * on (the port the kernel picked), once it says so; SIGKILLed if left running.
- */
-async function serveCli(t: TestContext, config: string, state: string) {
-  const cli = spawnCli(t, [config, "--http", "127.0.0.1:0", "--state", state], { quiet: true })
-  const listening = () => /listening on (\S+)/.exec(cli.stderr())?.[1]
-  const ended = () => cli.child.exitCode !== null || cli.child.signalCode !== null
-  await poll(() => listening() !== undefined || ended(), 15_000)
-  const url = listening()
-  assert.ok(url && !ended(), `the CLI never listened\nstderr: ${cli.stderr()}`)
-  assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/, cli.stderr())
-  return { ...cli, url }
-}
-
 describe("`toolnexus serve --state`: two processes on one state", T, () => {
   test("both serve the same tools and the fleet's added server; SIGTERM ends each with 0 and its servers", async (t) => {
     const later = cleanup(t)
     const redis = await redisFor(later)
     const config = configFile(tempDir(t), BASE)
-    const clis = await Promise.all([serveCli(t, config, redis.url), serveCli(t, config, redis.url)])
+    const clis = await Promise.all([
+      serveCli(t, [config, "--http", "127.0.0.1:0", "--state", redis.url]),
+      serveCli(t, [config, "--http", "127.0.0.1:0", "--state", redis.url]),
+    ])
 
     const clients = await Promise.all(clis.map((cli) => v1Http(later, cli.url)))
     const listings = await Promise.all(clients.map(({ client }) => client.listTools()))

@@ -26,6 +26,7 @@ import { NOTE_TEXT } from "./fixtures/offer-server.mjs"
 import { assertGone, childPids, fixture, NODE, poll, readRecord, ROOT, sleep, tempDir } from "./helpers.js"
 import { CLIENT_INFO, LEGACY, MODERN, plain, ready, served, serveView, texts, v1Http, v2Http } from "./serve-helpers.js"
 import { assertExits0, CLI, configFile, descendantsOf, ENV, pidsIn, spawnCli, type Served } from "./serve-helpers.js"
+import { cleanup, initialize, post, serveCli, sorted } from "./serve-helpers.js"
 
 /** The members of a tool besides its name, description and inputSchema. */
 const MEMBERS = ["title", "annotations", "outputSchema", "icons", "execution", "_meta"] as const
@@ -541,5 +542,39 @@ describe("serveMcp: processes", { timeout: 60_000 }, () => {
 
     await s.store.close()
     await assertGone(upstreams, 5_000)
+  })
+})
+
+describe("`toolnexus serve` with the config's agents and serve sections", { timeout: 60_000 }, () => {
+  test("/mcp serves every server, /agents/<id>/mcp only the agent's, each path behind its own token", async (t) => {
+    const later = cleanup(t)
+    const dir = tempDir(t)
+    const pids = path.join(dir, "pids")
+    process.env.SERVE_TEST_ADMIN_TOKEN = "admin-secret"
+    t.after(() => delete process.env.SERVE_TEST_ADMIN_TOKEN)
+    const config = configFile(dir, {
+      mcpServers: { shared: { command: upstreamCmd(pids) }, mine: { command: upstreamCmd(pids) } },
+      agents: { writer: ["mine"] },
+      serve: { auth: { tokens: { "/mcp": "${SERVE_TEST_ADMIN_TOKEN}", "/agents/writer/mcp": "writer-secret" } } },
+    })
+    const cli = await serveCli(t, [config, "--http", "127.0.0.1:0"])
+    const writerUrl = new URL("/agents/writer/mcp", cli.url).href
+
+    const refused = await post(cli.url, initialize())
+    assert.equal(refused.status, 401)
+    const wrong = await post(writerUrl, initialize(), { authorization: "Bearer admin-secret" })
+    assert.equal(wrong.status, 401, "the store's token does not open the agent's path")
+
+    const writer = await v1Http(later, writerUrl, { headers: { authorization: "Bearer writer-secret" } })
+    assert.deepEqual(sorted((await writer.client.listTools()).tools), ["mine_add", "mine_echo", "mine_slow"])
+    const admin = await v1Http(later, cli.url, { headers: { authorization: "Bearer admin-secret" } })
+    const all = sorted((await admin.client.listTools()).tools)
+    assert.ok(
+      ["shared_add", "shared_echo", "shared_slow"].every((name) => all.includes(name)),
+      all.join(", "),
+    )
+    assert.equal(all.length, 6, `the store view lists the agent's server too: ${all.join(", ")}`)
+    // One process per server: the agent's server runs for the agent only.
+    assert.equal(pidsIn(pids).length, 2, `server processes started: ${pidsIn(pids).join(", ")}`)
   })
 })

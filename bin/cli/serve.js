@@ -64,7 +64,9 @@ function split(config) {
     views[id] = { mcpServers: entries }
   }
   const rest = Object.fromEntries(Object.entries(servers).filter(([name]) => !own.has(name)))
-  return { store: { ...config, mcpServers: rest }, agents: views }
+  // The sections are this command's: the store's config names only its own servers.
+  const { agents: _agents, serve: _serve, ...others } = config
+  return { store: { ...others, mcpServers: rest }, agents: views }
 }
 
 async function run(values, positionals) {
