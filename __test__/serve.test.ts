@@ -15,6 +15,7 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   CallToolResultSchema,
+  LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
   type JSONRPCMessage,
   type Tool as WireTool,
@@ -576,5 +577,29 @@ describe("`toolnexus serve` with the config's agents and serve sections", { time
     assert.equal(all.length, 6, `the store view lists the agent's server too: ${all.join(", ")}`)
     // One process per server: the agent's server runs for the agent only.
     assert.equal(pidsIn(pids).length, 2, `server processes started: ${pidsIn(pids).join(", ")}`)
+  })
+})
+
+describe("serveMcp: what servers log", { timeout: 60_000 }, () => {
+  test("a 2025-11-25 session gets each server's messages under its name, at the level it set", async (t) => {
+    const s = await served(t, eraAndOffer)
+    const { client } = await v1Http(s.later, s.gateway.url!)
+    const heard: Array<{ level: string; logger?: string; data: unknown }> = []
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (note) => {
+      heard.push(note.params)
+    })
+    // Messages come on the session's GET stream, which the client opens after connecting:
+    // a call made before it is open logs to nobody, so calls go on until one is heard.
+    const call = () => client.callTool({ name: "era_progress", arguments: {} })
+    const logged = await poll(async () => (await call()) && heard.length > 0, 10_000)
+    assert.ok(logged, "no message reached the client")
+    assert.deepEqual(heard[0], { level: "warning", logger: "era", data: "halfway" })
+
+    await client.setLoggingLevel("error")
+    await sleep(300) // what the calls above logged, still on its way
+    const before = heard.length
+    await call()
+    await sleep(500) // a message would come on the other stream, in no set order
+    assert.equal(heard.length, before, `a warning passed a session that asked for errors: ${JSON.stringify(heard)}`)
   })
 })

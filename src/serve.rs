@@ -8,6 +8,7 @@ mod changes;
 mod completed;
 mod door;
 mod http;
+mod logs;
 mod meta;
 mod names;
 mod oauth;

@@ -31,6 +31,7 @@ use rmcp::service::{RoleClient, RunningService};
 use tokio_util::sync::CancellationToken;
 
 use self::engine::Engine;
+pub use self::handler::Logged;
 use self::handler::{Client, Shared};
 use self::redacted::RedactingSink;
 use crate::config::{ServerSpec, TransportSpec};
@@ -182,6 +183,11 @@ impl Session {
     }
 
     /// The protocol version the server answered `initialize` with.
+    /// What the server logs from now on (`notifications/message`), its secrets redacted.
+    pub fn logs(&self) -> tokio::sync::broadcast::Receiver<Arc<Logged>> {
+        self.shared.logs.subscribe()
+    }
+
     /// What the server said of how to use it (`instructions`), if anything.
     pub fn instructions(&self) -> Option<String> {
         self.peer.peer_info()?.instructions.clone()

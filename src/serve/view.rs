@@ -20,7 +20,7 @@ use super::names::Names;
 use super::routes::Routes;
 use super::shared::{Shared, ViewOptions};
 use super::subscriptions::{self, Subscriptions};
-use super::{changes, offers, tools};
+use super::{changes, logs, offers, tools};
 use crate::store::Store;
 
 /// A store view as an MCP server. Cheap to clone; each downstream session takes its
@@ -33,6 +33,8 @@ pub struct View {
     session: CancellationToken,
     /// This session's resource subscriptions (2025-11-25).
     subscriptions: Arc<Subscriptions>,
+    /// The lowest level of log message this session wants (2025-11-25).
+    log_level: Arc<logs::Level>,
 }
 
 impl View {
@@ -61,6 +63,7 @@ impl View {
             _ended: Arc::new(session.clone().drop_guard()),
             session,
             subscriptions: Arc::default(),
+            log_level: Arc::default(),
         }
     }
 
@@ -75,6 +78,10 @@ impl View {
 }
 
 impl ServerHandler for View {
+    #[allow(
+        deprecated,
+        reason = "logging is the 2025-11-25 revision's, still served"
+    )]
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -85,6 +92,7 @@ impl ServerHandler for View {
             .enable_prompts()
             .enable_prompts_list_changed()
             .enable_completions()
+            .enable_logging()
             .build();
         let mut info = InitializeResult::new(capabilities);
         let options = &self.shared.options;
@@ -199,8 +207,28 @@ impl ServerHandler for View {
         Ok(())
     }
 
+    #[allow(
+        deprecated,
+        reason = "logging is the 2025-11-25 revision's, still served"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        changes::follow(self.shared.clone(), context.peer, self.session.clone());
+        let (shared, session) = (self.shared.clone(), self.session.clone());
+        logs::follow(
+            shared.clone(),
+            context.peer.clone(),
+            self.log_level.clone(),
+            session.clone(),
+        );
+        changes::follow(shared, context.peer, session);
     }
 
     fn accepted_subscription_filter(

@@ -11,7 +11,7 @@ use rmcp::model::{
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleClient};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 
 use super::cache::{Responses, Shelf};
 use super::engine::request::Progress;
@@ -35,6 +35,9 @@ pub struct Shared {
     /// The request each elicitation came for, when the transport tells (a streamable
     /// HTTP server sends it on the response stream of that request's POST).
     pub related: Arc<Mutex<HashMap<RequestId, RequestId>>>,
+    /// What the server logs (`notifications/message`), its secrets redacted, for whoever
+    /// listens (a gateway); a listener that falls behind misses messages.
+    pub logs: broadcast::Sender<Arc<Logged>>,
     /// Bumped by each `notifications/tools/list_changed`.
     pub tools_changed: watch::Sender<u64>,
     /// The 2025-era resource subscribers: URI, route, where its updates go.
@@ -48,6 +51,16 @@ pub struct Shared {
     pub responses: Arc<Responses>,
     /// Where public answers are shared beyond this session, if the host has a place.
     pub shelf: Option<Arc<dyn Shelf>>,
+}
+
+/// The log messages a listener may fall behind by before it misses some.
+const LOGS_BEHIND: usize = 64;
+
+/// One message a server logged.
+#[derive(Debug)]
+pub struct Logged {
+    pub level: String,
+    pub data: Value,
 }
 
 impl Shared {
@@ -64,6 +77,7 @@ impl Shared {
             progress: Mutex::new(HashMap::new()),
             eliciting: watch::Sender::new(Asking::default()),
             related: Arc::default(),
+            logs: broadcast::Sender::new(LOGS_BEHIND),
             tools_changed: watch::Sender::new(0),
             updates: Mutex::default(),
             transport_ended: watch::Sender::new(false),

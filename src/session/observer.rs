@@ -25,8 +25,9 @@ use rmcp::transport::Transport;
 use serde_json::Value;
 
 use super::engine::request::Progress;
-use super::handler::Shared;
+use super::handler::{Logged, Shared};
 use super::opening::Unanswered;
+use super::redacted::redact_strings;
 use super::subscribe::route_update;
 
 pub struct Observed<T> {
@@ -176,9 +177,15 @@ async fn observe(shared: &Shared, notification: &ServerNotification) {
             }
         }
         ServerNotification::LoggingMessageNotification(n) => {
+            let level = serde_json::to_value(n.params.level).ok();
+            let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
+            if shared.logs.receiver_count() > 0 {
+                let mut data = n.params.data.clone();
+                redact_strings(&shared.redactor, &mut data);
+                let level = level.to_owned();
+                let _ = shared.logs.send(Arc::new(Logged { level, data }));
+            }
             if let Some(logger) = &shared.hooks.logger {
-                let level = serde_json::to_value(n.params.level).ok();
-                let level = level.as_ref().and_then(Value::as_str).unwrap_or("info");
                 let text = shared.redactor.log_text(&n.params.data);
                 logger
                     .log(&shared.server, level, n.params.data.clone(), text)

@@ -72,7 +72,7 @@ impl CallSink for RedactingSink {
 }
 
 /// Redacts every string in `value`, keys too (compared unescaped); whether any changed.
-fn redact_strings(redactor: &Redactor, value: &mut Value) -> bool {
+pub(super) fn redact_strings(redactor: &Redactor, value: &mut Value) -> bool {
     match value {
         Value::String(text) => match redactor.redact(text) {
             Cow::Borrowed(_) => false,
