@@ -611,6 +611,13 @@ export interface McpStoreOptions {
    * list changes. Without it the store keeps its catalog and tokens in this host's files.
    */
   state?: StateOption
+  /**
+   * Tell the servers that questions asked mid-call (elicitation) will be answered: each
+   * goes to whoever made the call when that caller can answer (a client of
+   * {@link serveMcp}), and is answered `cancel` otherwise. `toolnexus serve` sets it.
+   * @default false
+   */
+  elicitation?: boolean
 }
 
 // ---------------------------------------------------------------- shared state

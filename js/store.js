@@ -19,7 +19,7 @@ const storeOptions = (opts) => {
     }
     out[key] = Math.floor(value)
   }
-  for (const key of ["lazy", "catalog"]) {
+  for (const key of ["lazy", "catalog", "elicitation"]) {
     const value = opts?.[key]
     if (value === undefined) continue
     if (typeof value !== "boolean") {

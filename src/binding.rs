@@ -38,7 +38,7 @@ mod store;
 use self::call_queue::{CallQueue, WakeFn};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
-use crate::elicitation::{self, Answer, Elicitor, Request};
+use crate::elicitation::{self, Answer, Elicitor, Person, Request};
 use crate::inventory::{self, Source, SourceTool};
 use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::lock;
@@ -222,7 +222,7 @@ type WaitFor = ThreadsafeFunction<String, Promise<String>, String, Status, false
 
 struct JsElicitor(Arc<WaitFor>);
 
-impl Elicitor for JsElicitor {
+impl Person for JsElicitor {
     fn ask(&self, request: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>> {
         let wait_for = self.0.clone();
         Box::pin(async move {
@@ -325,6 +325,7 @@ impl McpSourceHandle {
             wants_progress,
             task,
             trace: trace_json.as_deref().and_then(trace_context::members),
+            elicitor: None,
         };
         self.calls.started(env)?;
         let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());

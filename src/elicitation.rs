@@ -34,10 +34,38 @@ pub struct Answer {
     pub reason: Option<String>,
 }
 
-/// The host side: asks a person and resolves their answer, or `None` when asking failed
-/// (which answers `cancel`).
+/// Whoever answers a server's question: takes the `elicitation/create` params and
+/// resolves the `ElicitResult` the server receives.
 pub trait Elicitor: Send + Sync {
+    fn elicit(&self, params: Value) -> Pin<Box<dyn Future<Output = Value> + Send>>;
+}
+
+/// A person asked through the host (`waitFor`): resolves their answer, or `None` when
+/// asking failed (which answers `cancel`).
+pub trait Person: Send + Sync {
     fn ask(&self, request: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>>;
+}
+
+impl<P: Person> Elicitor for P {
+    fn elicit(&self, params: Value) -> Pin<Box<dyn Future<Output = Value> + Send>> {
+        let answer = self.ask(to_request(&params));
+        Box::pin(async move { to_result(answer.await.as_ref(), &params) })
+    }
+}
+
+/// Answers every question `cancel`: the elicitor of a store whose calls bring their own
+/// (a gateway's downstream clients), for the calls that do not.
+pub struct Cancels;
+
+impl Elicitor for Cancels {
+    fn elicit(&self, _: Value) -> Pin<Box<dyn Future<Output = Value> + Send>> {
+        Box::pin(std::future::ready(cancel()))
+    }
+}
+
+/// The `ElicitResult` of a question nobody answered.
+pub fn cancel() -> Value {
+    json!({ "action": "cancel" })
 }
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -92,7 +120,7 @@ pub fn to_result(answer: Option<&Answer>, params: &Value) -> Value {
             json!({ "action": "accept", "content": content })
         }
         Some(a) if a.reason.as_deref() == Some("declined") => json!({ "action": "decline" }),
-        _ => json!({ "action": "cancel" }),
+        _ => cancel(),
     }
 }
 

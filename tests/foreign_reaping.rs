@@ -45,6 +45,7 @@ async fn close_returns_when_something_else_reaped_the_server() {
         wants_progress: false,
         task: false,
         trace: None,
+        elicitor: None,
     };
     source.sessions[0].start_call("quit", "{}", spec, Arc::new(Ignore));
     let (reaped, error) = stealer.join().expect("the stealer");

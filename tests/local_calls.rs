@@ -88,6 +88,7 @@ async fn call_tool(
         wants_progress: options.on_progress.is_some(),
         task: false,
         trace: None,
+        elicitor: None,
     };
     let id = session.start_call(tool, args, spec, Arc::new(ChannelSink(tx)));
     let mut aborted = false;

@@ -87,7 +87,7 @@ async function run(values, positionals) {
     const { store: own, agents } = split(config)
     const hasAgents = Object.keys(agents).length > 0
     // Without agents the file is read by path, so that what it names relative to itself resolves.
-    store = createMcpStore(hasAgents ? own : path, { state: values.state ?? envState() })
+    store = createMcpStore(hasAgents ? own : path, { state: values.state ?? envState(), elicitation: true })
     for (const [id, servers] of Object.entries(agents)) store.forAgent(id).addServers(servers)
     if (values.agent !== undefined && !(values.agent in agents)) {
       throw new Error(`no agent "${values.agent}" in "agents"`)

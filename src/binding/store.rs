@@ -17,6 +17,7 @@ use super::state::{self, NativeState, SharedStateStatus};
 use super::{ConfigSource, call_timeout, host_loop, load_config, to_json};
 use crate::config::McpConfig;
 use crate::duration;
+use crate::elicitation::{self, Elicitor};
 use crate::session::{Hooks, trace_context};
 use crate::state::Shared;
 use crate::store::{ServiceStatus, Store, StoreOptions, ToolCall, default_catalog_dir};
@@ -38,6 +39,9 @@ pub struct NativeStoreOptions {
     pub catalog_dir: Option<String>,
     /// The fleet's shared state.
     pub state: Option<NativeState>,
+    /// Declare elicitation: the servers' questions go to the call's own elicitor (a
+    /// gateway's downstream client), and those of calls without one answer `cancel`.
+    pub elicitation: Option<bool>,
 }
 
 impl StoreOptions {
@@ -125,6 +129,8 @@ impl NativeStore {
             },
         };
         let mut options = options.unwrap_or_default();
+        let elicitor = (options.elicitation == Some(true))
+            .then(|| Arc::new(elicitation::Cancels) as Arc<dyn Elicitor>);
         let shared =
             within_runtime_if_available(|| state::open(options.state.take(), state_store))?;
         let options = StoreOptions::of(options, shared.clone());
@@ -132,6 +138,7 @@ impl NativeStore {
         let hooks = Hooks {
             oauth: oauth_hooks(on_authorize, token_store, shared.as_ref()),
             shelves: super::state::shelves(shared.as_ref()),
+            elicitor,
             ..Hooks::default()
         };
         let store = within_runtime_if_available(|| Store::new(config, hooks, options));
@@ -277,6 +284,7 @@ impl NativeStore {
             wants_progress,
             task,
             trace: trace_json.as_deref().and_then(trace_context::members),
+            elicitor: None,
         };
         self.calls.started(env)?;
         let id = self

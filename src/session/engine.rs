@@ -35,8 +35,9 @@ use self::request::{Caller, Decoded, Kind, Progress, Waiter};
 use self::task::{Read, Task};
 use self::timer::Clock;
 use super::error::{Error, Failure, Kind as ErrorKind, Reply};
-use super::handler::Shared;
+use super::handler::{Calls, Shared};
 use super::wording::{answered_with_error, bad_arguments, closed_before};
+use crate::elicitation::Elicitor;
 use crate::lock::lock;
 use crate::tool_result::InputRequired;
 use crate::transport::local::ChildProcess;
@@ -124,6 +125,8 @@ struct Pending {
     asking: Option<CancellationToken>,
     /// Set for a call that asked to run as a task.
     task: Option<Box<Task>>,
+    /// Who answers what the server asks during a call that brought its own elicitor.
+    elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl Pending {
@@ -143,6 +146,7 @@ impl Pending {
             wire_request: None,
             asking: None,
             task: None,
+            elicitor: None,
         }
     }
 }
@@ -168,6 +172,8 @@ impl Engine {
             nudge: Arc::new(Notify::new()),
             meta: OnceLock::new(),
         });
+        let calls: Weak<dyn Calls> = engine.me.clone();
+        let _ = engine.shared.calls.set(calls);
         let eliciting = engine.shared.eliciting.subscribe();
         let signing_in = engine.shared.hooks.oauth.signing_in();
         let server = engine.shared.server.clone();
@@ -231,6 +237,7 @@ impl Engine {
         pending.progress_token = true;
         pending.trace = spec.trace;
         pending.task = spec.task.then(|| Task::new(id));
+        pending.elicitor = spec.elicitor;
         let state = self.table().state;
         match state {
             State::Open | State::Ending => {}
@@ -293,13 +300,6 @@ impl Engine {
             && self.table().pending.remove(&id).is_some()
         {
             caller.fail(Error::other(format!("{refused}; {phase} was not sent")).into());
-        }
-    }
-
-    /// Notes the transport's own id for request `id` (see `Pending::wire_request`).
-    pub fn bind(&self, id: u64, request: rmcp::model::RequestId) {
-        if let Some(pending) = self.table().pending.get_mut(&id) {
-            pending.wire_request = Some(request);
         }
     }
 

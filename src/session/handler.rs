@@ -1,7 +1,7 @@
 //! The rmcp client handler: what a server can ask of us or tell us during a session.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::ClientHandler;
 use rmcp::model::{
@@ -17,7 +17,7 @@ use super::cache::{Responses, Shelf};
 use super::engine::request::Progress;
 use super::hooks::Hooks;
 use super::subscribe::UpdateTo;
-use crate::elicitation;
+use crate::elicitation::Elicitor;
 use crate::lock::lock;
 use crate::redact::Redactor;
 
@@ -51,6 +51,15 @@ pub struct Shared {
     pub responses: Arc<Responses>,
     /// Where public answers are shared beyond this session, if the host has a place.
     pub shelf: Option<Arc<dyn Shelf>>,
+    /// The session's requests in flight, once its engine runs.
+    pub calls: OnceLock<Weak<dyn Calls>>,
+}
+
+/// The requests in flight, as the handler asks after them.
+pub trait Calls: Send + Sync {
+    /// Who answers the questions of the call with the transport's request id `wire`
+    /// (`None`: the transport does not tell), if that call brought its own elicitor.
+    fn elicitor_of(&self, wire: Option<&RequestId>) -> Option<Arc<dyn Elicitor>>;
 }
 
 /// The log messages a listener may fall behind by before it misses some.
@@ -84,7 +93,14 @@ impl Shared {
             http_initializes: Arc::new(watch::Sender::new(0)),
             responses: Arc::default(),
             shelf,
+            calls: OnceLock::new(),
         })
+    }
+
+    /// The elicitor the call with request id `wire` brought, if it brought one.
+    fn own_elicitor(&self, wire: Option<&RequestId>) -> Option<Arc<dyn Elicitor>> {
+        let calls = self.calls.get().and_then(Weak::upgrade)?;
+        calls.elicitor_of(wire)
     }
 
     /// Routes progress for `token` to `to` until the guard drops.
@@ -202,17 +218,18 @@ impl ClientHandler for Client {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let Some(elicitor) = &self.0.hooks.elicitor else {
+        // Declared only with the host's elicitor, which answers what no call does.
+        let Some(host) = self.0.hooks.elicitor.clone() else {
             return Err(ErrorData::method_not_found::<ElicitationCreateRequestMethod>());
         };
         let params = serde_json::to_value(&request).unwrap_or(Value::Null);
-        let answer = {
-            let call = lock(&self.0.related).remove(&context.id);
+        let call = lock(&self.0.related).remove(&context.id);
+        let elicitor = self.0.own_elicitor(call.as_ref()).unwrap_or(host);
+        let result = {
             let _pending = Eliciting::start(&self.0.eliciting, call);
-            elicitor.ask(elicitation::to_request(&params)).await
+            elicitor.elicit(params).await
         };
-        serde_json::from_value(elicitation::to_result(answer.as_ref(), &params))
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+        serde_json::from_value(result).map_err(|e| ErrorData::internal_error(e.to_string(), None))
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

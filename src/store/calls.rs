@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 use crate::code::Code;
+use crate::elicitation::Elicitor;
 use crate::listed_tool::ListedTool;
 use crate::session::{CallId, CallSink, CallSpec, wording};
 use crate::tool_result::ToolOutput;
@@ -31,6 +32,9 @@ pub struct ToolCall<'a> {
     pub task: bool,
     /// The caller's trace context, as `_meta` members.
     pub trace: Option<Arc<str>>,
+    /// Who answers what the server asks during the call (a gateway's downstream client);
+    /// `None`: the store's elicitor.
+    pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 impl Store {
@@ -67,6 +71,7 @@ impl Store {
             wants_progress: call.wants_progress,
             task: call.task,
             trace: call.trace,
+            elicitor: call.elicitor,
         };
         if matches!(
             service.state.borrow().phase,

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 
 use super::request::{Caller, Decoded, Progress};
+use crate::elicitation::Elicitor;
 use crate::session::error::Failure;
 use crate::session::wording::{aborted, during, failed};
 use crate::tool_result::{self, Outcome, ToolOutput};
@@ -42,6 +43,9 @@ pub struct CallSpec {
     pub task: bool,
     /// The caller's trace context as `_meta` members (see `trace_context`).
     pub trace: Option<Arc<str>>,
+    /// Who answers what the server asks during the call, instead of the host's elicitor
+    /// (a gateway's downstream client).
+    pub elicitor: Option<Arc<dyn Elicitor>>,
 }
 
 /// Request ids, unique in the process, so that one sink can serve many sessions.

@@ -2,16 +2,20 @@
 //! input-required result, put to the host, and the `inputResponses` it gets back.
 //! Elicitations go to `waitFor` with the same mapping as the 2025 era's
 //! `elicitation/create` requests; sampling and roots, which toolnexus never declares, are
-//! refused, and the call ends.
+//! refused, and the call ends. A call may bring its own elicitor (a gateway's
+//! downstream client), which then answers its questions in either era.
+
+use std::sync::Arc;
 
 use futures::future::join_all;
+use rmcp::model::RequestId;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::{Engine, Pending, call};
-use crate::elicitation;
+use crate::elicitation::Elicitor;
 use crate::session::error::{Error, Kind};
-use crate::session::handler::Shared;
+use crate::session::handler::Calls;
 use crate::tool_result::InputRequired;
 
 impl Engine {
@@ -22,13 +26,15 @@ impl Engine {
         pending.asking = Some(asking.clone());
         pending.clock.set_paused(true);
         let phase = pending.phase.clone();
+        let elicitor = pending.elicitor.clone();
         self.table().pending.insert(id, pending);
         let Some(me) = self.me.upgrade() else {
             return;
         };
         self.runtime.spawn(async move {
+            let elicitor = elicitor.or_else(|| me.shared.hooks.elicitor.clone());
             let answers = tokio::select! {
-                answers = fulfil(&me.shared, &asked.requests, &phase) => answers,
+                answers = fulfil(elicitor, &asked.requests, &phase) => answers,
                 _ = asking.cancelled() => return,
             };
             let Some(mut pending) = me.table().pending.remove(&id) else {
@@ -48,6 +54,32 @@ impl Engine {
             pending.clock.set_paused(paused);
             me.send(call::next_id(), pending);
         });
+    }
+}
+
+impl Engine {
+    /// Notes the transport's own id for request `id` (see `Pending::wire_request`): the
+    /// questions the transport relates to it are its call's.
+    pub fn bind(&self, id: u64, request: RequestId) {
+        if let Some(pending) = self.table().pending.get_mut(&id) {
+            pending.wire_request = Some(request);
+        }
+    }
+}
+
+impl Calls for Engine {
+    fn elicitor_of(&self, wire: Option<&RequestId>) -> Option<Arc<dyn Elicitor>> {
+        let table = self.table();
+        // A call run as a task goes on as the task's requests.
+        let is_call = |p: &&Pending| p.method == "tools/call" || p.task.is_some();
+        let mut calls = table.pending.values().filter(is_call);
+        let call = match wire {
+            Some(wire) => calls.find(|p| p.wire_request.as_ref() == Some(wire)),
+            // Unrelated by the transport (stdio): a question can only be the call's when
+            // it is the one call in flight; otherwise it goes to the host.
+            None => calls.next().filter(|_| calls.next().is_none()),
+        };
+        call.and_then(|p| p.elicitor.clone())
     }
 }
 
@@ -86,7 +118,7 @@ impl std::fmt::Display for Refusal<'_> {
 
 /// The answers as `inputResponses` JSON text, or why the request cannot go on.
 pub async fn fulfil<'a>(
-    shared: &Shared,
+    elicitor: Option<Arc<dyn Elicitor>>,
     requests: &'a Map<String, Value>,
     during: &'a str,
 ) -> Result<String, Refusal<'a>> {
@@ -102,16 +134,10 @@ pub async fn fulfil<'a>(
             };
             return Err(Refusal::Unsupported { method, during });
         }
-        let Some(elicitor) = shared.hooks.elicitor.clone() else {
+        let Some(elicitor) = elicitor.clone() else {
             return Err(Refusal::NoWaitFor { during });
         };
-        asks.push(async move {
-            let answer = elicitor.ask(elicitation::to_request(&params)).await;
-            (
-                key.clone(),
-                elicitation::to_result(answer.as_ref(), &params),
-            )
-        });
+        asks.push(async move { (key.clone(), elicitor.elicit(params).await) });
     }
     let responses: Map<String, Value> = join_all(asks).await.into_iter().collect();
     Ok(Value::Object(responses).to_string())

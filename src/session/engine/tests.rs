@@ -2,6 +2,7 @@
 //! the tests feed answers, progress and failures as a server would. Time is tokio's
 //! paused clock, so the timeouts are exact.
 
+mod questions;
 mod rig;
 mod tasks;
 

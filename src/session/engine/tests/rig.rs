@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::code::Code;
-use crate::elicitation::{Answer, Elicitor, Request};
+use crate::elicitation::{self, Answer, Request};
 use crate::lock::lock;
 use crate::redact::Redactor;
 use crate::session::engine::call::{CallSink, CallSpec};
@@ -61,7 +61,7 @@ pub struct Person {
 
 pub struct Asks(Arc<Person>);
 
-impl Elicitor for Asks {
+impl elicitation::Person for Asks {
     fn ask(&self, _: Request) -> Pin<Box<dyn Future<Output = Option<Answer>> + Send>> {
         let person = self.0.clone();
         *lock(&person.asked) += 1;
@@ -129,15 +129,26 @@ impl Rig {
     }
 
     pub fn call(&self, timeout: u64, max_total: Option<u64>) -> (u64, Arc<Heard>) {
-        self.start(timeout, max_total, false)
+        self.start(timeout, max_total, false, None)
+    }
+
+    /// A call that brings its own elicitor.
+    pub fn call_asking(&self, elicitor: Arc<dyn elicitation::Elicitor>) -> (u64, Arc<Heard>) {
+        self.start(100, None, false, Some(elicitor))
     }
 
     /// A call run as a task.
     pub fn task(&self, timeout: u64, max_total: Option<u64>) -> (u64, Arc<Heard>) {
-        self.start(timeout, max_total, true)
+        self.start(timeout, max_total, true, None)
     }
 
-    fn start(&self, timeout: u64, max_total: Option<u64>, task: bool) -> (u64, Arc<Heard>) {
+    fn start(
+        &self,
+        timeout: u64,
+        max_total: Option<u64>,
+        task: bool,
+        elicitor: Option<Arc<dyn elicitation::Elicitor>>,
+    ) -> (u64, Arc<Heard>) {
         let heard = Arc::new(Heard::default());
         let spec = CallSpec {
             timeout: Duration::from_millis(timeout),
@@ -145,6 +156,7 @@ impl Rig {
             wants_progress: true,
             task,
             trace: None,
+            elicitor,
         };
         let id = crate::session::engine::call::next_id();
         self.engine
