@@ -284,15 +284,22 @@ export async function openSession(url: string, headers: Record<string, string> =
   return { id, headers: inSession, send: (body, extra = {}) => post(url, body, { ...inSession, ...extra }) }
 }
 
-/** One stateless 2026-07-28 request: its version, client info and capabilities in `_meta`, and the headers. */
-export function modern(url: string, method: string, params: Record<string, unknown> = {}, id: number | string = 1) {
+/** One stateless 2026-07-28 request: its version, client info and `capabilities` in `_meta`, and the headers. */
+export function modern(
+  url: string,
+  method: string,
+  params: Record<string, unknown> = {},
+  id: number | string = 1,
+  capabilities: object = {},
+) {
   const _meta = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
-    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientCapabilities": capabilities,
   }
   const headers: Record<string, string> = { "mcp-protocol-version": MODERN, "mcp-method": method }
   if (method === "tools/call") headers["mcp-name"] = String(params.name)
+  if (method.startsWith("tasks/")) headers["mcp-name"] = String(params.taskId)
   return post(url, { jsonrpc: "2.0", id, method, params: { ...params, _meta } }, headers)
 }
 

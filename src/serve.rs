@@ -13,11 +13,14 @@ mod meta;
 mod names;
 mod oauth;
 mod offers;
+mod parked;
+mod questions;
 mod relay;
 mod routes;
 mod shared;
 mod stdio;
 mod subscriptions;
+mod tasks;
 mod tools;
 mod view;
 

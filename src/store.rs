@@ -11,7 +11,7 @@
 
 mod calls;
 mod catalog;
-mod clock;
+pub mod clock;
 mod fleet;
 mod listing;
 mod membership;

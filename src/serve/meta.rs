@@ -4,6 +4,8 @@
 
 use std::sync::LazyLock;
 
+use std::sync::Arc;
+
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -48,7 +50,7 @@ pub(super) fn listing() -> &'static str {
 }
 
 pub(super) async fn call(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {

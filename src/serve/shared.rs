@@ -3,10 +3,13 @@
 
 use std::sync::{Arc, Mutex};
 
+use ring::rand::{SecureRandom, SystemRandom};
 use tokio_util::sync::CancellationToken;
 
 use super::names::{Named, Names};
+use super::parked::Parking;
 use super::routes::Routes;
+use super::tasks::Tasks;
 use crate::store::Store;
 
 /// How a view is served.
@@ -31,6 +34,10 @@ pub struct Shared {
     pub instructions: Mutex<Option<(u64, Option<String>)>>,
     /// Cancelled when the gateway stops.
     pub closing: CancellationToken,
+    /// Calls waiting for a 2026 client's answers.
+    pub parking: Parking,
+    /// The tasks downstream clients' calls became.
+    pub tasks: Tasks,
 }
 
 impl Shared {
@@ -38,4 +45,12 @@ impl Shared {
     pub fn named(&self) -> Arc<Named> {
         self.tools.current(&self.store, self.agent.as_deref())
     }
+}
+
+/// A name nobody can guess, for the handles a view gives out (parked calls, tasks): 128
+/// random bits in hex; `None` when the system has no randomness to give.
+pub(super) fn unguessable() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    SystemRandom::new().fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -1,6 +1,8 @@
 //! A view's tools as the gateway lists and calls them: named as the view names them,
 //! every member the server sent kept, or the meta-tools in meta mode.
 
+use std::sync::Arc;
+
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -23,10 +25,14 @@ pub(super) fn list(shared: &Shared) -> Result<ListToolsResult, ErrorData> {
 }
 
 pub(super) async fn call(
-    shared: &Shared,
+    shared: &Arc<Shared>,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
+    if let Some(state) = request.request_state {
+        let answers = request.input_responses.unwrap_or_default();
+        return relay::resume(shared, &state, answers, context).await;
+    }
     if shared.options.meta {
         return meta::call(shared, request, context).await;
     }

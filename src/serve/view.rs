@@ -5,11 +5,13 @@
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
-    GetPromptRequestParams, GetPromptResponse, Implementation, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ResourceUpdatedNotificationParam,
-    ServerCapabilities, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ResourceUpdatedNotificationParam, ServerCapabilities,
+    SubscribeRequestParams, SubscriptionFilter, TASKS_EXTENSION_ID, UnsubscribeRequestParams,
+    UpdateTaskParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -17,9 +19,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::names::Names;
+use super::parked::Parking;
 use super::routes::Routes;
 use super::shared::{Shared, ViewOptions};
 use super::subscriptions::{self, Subscriptions};
+use super::tasks::Tasks;
 use super::{changes, logs, offers, tools};
 use crate::store::Store;
 
@@ -52,6 +56,8 @@ impl View {
             offers: Routes::default(),
             instructions: Mutex::default(),
             closing,
+            parking: Parking::default(),
+            tasks: Tasks::default(),
         });
         View::of(shared)
     }
@@ -83,7 +89,7 @@ impl ServerHandler for View {
         reason = "logging is the 2025-11-25 revision's, still served"
     )]
     fn get_info(&self) -> InitializeResult {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
@@ -94,6 +100,9 @@ impl ServerHandler for View {
             .enable_completions()
             .enable_logging()
             .build();
+        // Calls of tools that may run as tasks become the gateway's tasks (see `tasks`).
+        capabilities.extensions =
+            Some([(TASKS_EXTENSION_ID.to_owned(), Default::default())].into());
         let mut info = InitializeResult::new(capabilities);
         let options = &self.shared.options;
         info.server_info = Implementation::new(&options.name, &options.version);
@@ -236,6 +245,31 @@ impl ServerHandler for View {
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
         Some(changes::accepted(requested))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shared.tasks.get(&request.task_id)
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = &self.shared.tasks;
+        tasks.update(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.tasks.cancel(&request.task_id)
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
