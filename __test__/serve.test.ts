@@ -25,7 +25,19 @@ import { StdioClientTransport as StdioTransport2 } from "@modelcontextprotocol/c
 import type { McpStore, McpStoreView } from "toolnexus"
 import { NOTE_TEXT } from "./fixtures/offer-server.mjs"
 import { assertGone, childPids, fixture, NODE, poll, readRecord, ROOT, sleep, tempDir } from "./helpers.js"
-import { CLIENT_INFO, LEGACY, MODERN, plain, ready, served, serveView, texts, v1Http, v2Http } from "./serve-helpers.js"
+import {
+  ACCEPT,
+  CLIENT_INFO,
+  LEGACY,
+  MODERN,
+  plain,
+  ready,
+  served,
+  serveView,
+  texts,
+  v1Http,
+  v2Http,
+} from "./serve-helpers.js"
 import { assertExits0, CLI, configFile, descendantsOf, ENV, pidsIn, spawnCli, type Served } from "./serve-helpers.js"
 import { cleanup, initialize, post, serveCli, sorted } from "./serve-helpers.js"
 
@@ -305,6 +317,34 @@ describe("serveMcp: cancellation reaches the upstream", { timeout: 60_000 }, () 
       assert.deepEqual(slowEvents(recordIn(s.dir)), ["started", "cancelled"], "the upstream was told of the abort")
     })
   }
+})
+
+describe("serveMcp: a stateless call's client hangs up", { timeout: 60_000 }, () => {
+  test("the upstream call is cancelled when the connection of its 2026-07-28 request closes", async (t) => {
+    const s = await served(t, eraAndOffer)
+    const _meta = {
+      "io.modelcontextprotocol/protocolVersion": MODERN,
+      "io.modelcontextprotocol/clientInfo": CLIENT_INFO,
+      "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    const params = { name: "era_slow", arguments: { ms: 30_000 }, _meta }
+    const headers = {
+      accept: ACCEPT,
+      "content-type": "application/json",
+      "mcp-protocol-version": MODERN,
+      "mcp-method": "tools/call",
+      "mcp-name": "era_slow",
+    }
+    const controller = new AbortController()
+    const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params })
+    const pending = fetch(s.url, { method: "POST", headers, body, signal: controller.signal })
+    pending.catch(() => {})
+    const started = await poll(() => slowEvents(recordIn(s.dir)).includes("started"), 10_000)
+    assert.ok(started, "the slow call never reached the upstream")
+    controller.abort()
+    await poll(() => slowEvents(recordIn(s.dir)).includes("cancelled"), 5_000)
+    assert.deepEqual(slowEvents(recordIn(s.dir)), ["started", "cancelled"], "the upstream was told of the hang-up")
+  })
 })
 
 describe("serveMcp: list changes", { timeout: 60_000 }, () => {

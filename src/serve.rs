@@ -15,6 +15,7 @@ mod oauth;
 mod offers;
 mod parked;
 mod questions;
+mod quick_call;
 mod relay;
 mod routes;
 mod shared;

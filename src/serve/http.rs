@@ -26,6 +26,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::door::{Door, DoorError};
 use super::oauth::Denied;
+use super::quick_call::{self, Quick};
+use super::shared::Shared;
 use super::view::View;
 use crate::lock::lock;
 
@@ -52,11 +54,18 @@ impl Listening {
     }
 }
 
+/// A view, and rmcp's service of it.
+#[derive(Clone)]
+struct Served {
+    view: Arc<Shared>,
+    service: Service,
+}
+
 struct Gateway {
-    main: Service,
+    main: Served,
     /// The store view's, when it is the one served (agents' views are reached through it).
     store_view: Option<View>,
-    agents: Mutex<HashMap<String, Service>>,
+    agents: Mutex<HashMap<String, Served>>,
     door: Door,
     config: StreamableHttpServerConfig,
 }
@@ -76,7 +85,7 @@ pub async fn serve_http(view: View, address: &str, door: Door) -> io::Result<Lis
     door.bound(&format!("http://{}", host_port(local)));
     let store_view = view.agent().is_none().then(|| view.clone());
     let gateway = Arc::new(Gateway {
-        main: service(&view, &config),
+        main: served(&view, &config),
         store_view,
         agents: Mutex::new(HashMap::new()),
         door,
@@ -97,13 +106,18 @@ fn host_port(address: SocketAddr) -> String {
     }
 }
 
-fn service(view: &View, config: &StreamableHttpServerConfig) -> Service {
+fn served(view: &View, config: &StreamableHttpServerConfig) -> Served {
+    let shared = view.shared.clone();
     let view = view.clone();
-    StreamableHttpService::new(
+    let service = StreamableHttpService::new(
         move || Ok(view.session()),
         Arc::new(LocalSessionManager::default()),
         config.clone(),
-    )
+    );
+    Served {
+        view: shared,
+        service,
+    }
 }
 
 async fn accept(listener: TcpListener, gateway: Arc<Gateway>, stop: CancellationToken) {
@@ -141,13 +155,17 @@ impl Gateway {
         if let Some(metadata) = self.metadata(&path) {
             return metadata;
         }
-        let Some(service) = self.route(&path) else {
+        let Some(served) = self.route(&path) else {
             return plain(StatusCode::NOT_FOUND, "no MCP endpoint here");
         };
         if let Err(refused) = self.door.admit(&path, request.headers()).await {
             return self.turned_away(&path, &refused);
         }
-        service.handle(request).await
+        let checks_host = !self.config.allowed_hosts.is_empty();
+        match quick_call::answer(&served.view, request, checks_host).await {
+            Quick::Answered(response) => response,
+            Quick::Declined(request) => served.service.handle(request).await,
+        }
     }
 
     fn turned_away(&self, path: &str, refused: &DoorError) -> Response<BoxBody<Bytes, Infallible>> {
@@ -180,8 +198,8 @@ impl Gateway {
         Some(response)
     }
 
-    /// The service of the view `path` names.
-    fn route(&self, path: &str) -> Option<Service> {
+    /// The view `path` names, and its service.
+    fn route(&self, path: &str) -> Option<Served> {
         if path == "/mcp" {
             return Some(self.main.clone());
         }
@@ -203,7 +221,7 @@ impl Gateway {
                 shared.options.clone(),
                 shared.closing.clone(),
             );
-            service(&view, &self.config)
+            served(&view, &self.config)
         });
         Some(made.clone())
     }

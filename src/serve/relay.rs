@@ -91,12 +91,19 @@ enum Step {
     Cancelled,
 }
 
-pub(super) async fn call(
-    shared: &Arc<Shared>,
-    target: Target,
-    arguments: Option<JsonObject>,
-    context: RequestContext<RoleServer>,
-) -> Result<CallToolResponse, ErrorData> {
+/// What a call through the view wants besides its result.
+pub(super) struct Wants {
+    pub progress: bool,
+    /// Whether its client can be asked what the server asks.
+    pub questions: bool,
+    pub task: bool,
+    /// The caller's trace context, as `_meta` members.
+    pub trace: Option<Arc<str>>,
+}
+
+/// Starts a call of `target` with `args_json` through the view; what it says and asks
+/// comes to the returned `Following`.
+pub(super) fn start(shared: &Shared, target: Target, args_json: &str, wants: Wants) -> Following {
     let (progress_tx, progress) = mpsc::channel(PROGRESS_QUEUE);
     let (done_tx, done) = oneshot::channel();
     let (asker, questions) = questions::channel();
@@ -104,34 +111,50 @@ pub(super) async fn call(
         progress: progress_tx,
         done: Mutex::new(Some(done_tx)),
     });
-    let args_json = serde_json::to_string(&arguments.unwrap_or_default())
-        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
-    let capabilities = context.client_capabilities();
-    let can_elicit = capabilities
-        .as_ref()
-        .is_some_and(|c| c.elicitation.is_some());
-    let as_task = target.tasks && capabilities.as_ref().is_some_and(|c| c.supports_tasks());
     let call = ToolCall {
         service: &target.service,
         tool: &target.tool,
-        args_json: &args_json,
+        args_json,
         timeout: None,
         max_total: None,
-        wants_progress: context.meta.get_progress_token().is_some(),
-        task: as_task,
-        trace: trace_context::members_of(&context.meta.0),
-        elicitor: can_elicit.then(|| Arc::new(asker) as Arc<dyn Elicitor>),
+        wants_progress: wants.progress,
+        task: wants.task,
+        trace: wants.trace,
+        elicitor: wants
+            .questions
+            .then(|| Arc::new(asker) as Arc<dyn Elicitor>),
     };
     let id = shared
         .store
         .start_call(shared.agent.as_deref(), call, relay);
-    let call = Following {
+    Following {
         target,
         id,
         progress,
         done,
         questions,
+    }
+}
+
+pub(super) async fn call(
+    shared: &Arc<Shared>,
+    target: Target,
+    arguments: Option<JsonObject>,
+    context: RequestContext<RoleServer>,
+) -> Result<CallToolResponse, ErrorData> {
+    let args_json = serde_json::to_string(&arguments.unwrap_or_default())
+        .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+    let capabilities = context.client_capabilities();
+    let as_task = target.tasks && capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+    let wants = Wants {
+        progress: context.meta.get_progress_token().is_some(),
+        questions: capabilities
+            .as_ref()
+            .is_some_and(|c| c.elicitation.is_some()),
+        task: as_task,
+        trace: trace_context::members_of(&context.meta.0),
     };
+    let call = start(shared, target, &args_json, wants);
     if !as_task {
         return follow(shared, call, context).await;
     }

@@ -1,0 +1,197 @@
+//! The gateway's most common request answered on the connection's own task: a stateless
+//! 2026-07-28 `tools/call` that wants no progress, sends no answers of an earlier round,
+//! and comes from a client that can answer no question and takes no task. rmcp would
+//! start a service for it, decode it into its types and hop through two tasks and a
+//! channel; here it is read once, the call goes straight to the store, and the result is
+//! written as rmcp writes it. Whatever this path does not answer exactly as rmcp would
+//! (another method or era, a header or `_meta` it checks and finds wanting, an unknown
+//! tool, a body without a length) goes to rmcp as it came.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST};
+use http::{HeaderMap, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Either, Full};
+use hyper::body::{Bytes, Incoming};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::completed::Completed;
+use super::relay::{self, Following, Wants};
+use super::shared::Shared;
+use crate::session::trace_context;
+
+const MODERN: &str = "2026-07-28";
+/// rmcp's limit on a request body.
+const MAX_BODY: u64 = 4 << 20;
+
+pub(super) type Body = BoxBody<Bytes, Infallible>;
+
+/// The request, answered; or handed back for rmcp with its body, unread or read.
+pub(super) enum Quick {
+    Answered(Response<Body>),
+    Declined(Request<Either<Incoming, Full<Bytes>>>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Envelope<'a> {
+    jsonrpc: &'a str,
+    #[serde(borrow)]
+    id: &'a RawValue,
+    method: &'a str,
+    #[serde(borrow)]
+    params: Params<'a>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params<'a> {
+    name: String,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(rename = "_meta")]
+    meta: Map<String, Value>,
+}
+
+/// Answers `request` if it is the common call, for the view of `shared`; `loopback`:
+/// the gateway checks `Host` (rmcp's DNS-rebinding rule).
+pub(super) async fn answer(
+    shared: &Arc<Shared>,
+    request: Request<Incoming>,
+    loopback: bool,
+) -> Quick {
+    if !takes(request.headers(), loopback) || shared.options.meta {
+        return Quick::Declined(request.map(Either::Left));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    match call(shared, &parts.headers, &bytes).await {
+        Some(response) => Quick::Answered(response),
+        None => Quick::Declined(Request::from_parts(parts, Either::Right(Full::new(bytes)))),
+    }
+}
+
+/// Whether the headers are those of a stateless 2026 `tools/call` this path may take:
+/// each named once, with the values rmcp wants, and a body of a stated length.
+fn takes(headers: &HeaderMap, loopback: bool) -> bool {
+    let one = |name: &str| {
+        let mut values = headers.get_all(name).iter();
+        let first = values.next().and_then(|v| v.to_str().ok());
+        first.filter(|_| values.next().is_none())
+    };
+    let length = one(CONTENT_LENGTH.as_str()).and_then(|n| n.parse::<u64>().ok());
+    let json = |value: &str| value.split(';').next().map(str::trim) == Some("application/json");
+    let accept = one(ACCEPT.as_str()).is_some_and(|accept| {
+        let types: Vec<&str> = accept.split(',').map(str::trim).collect();
+        !accept.contains(';')
+            && types.contains(&"application/json")
+            && types.contains(&"text/event-stream")
+    });
+    one("mcp-protocol-version") == Some(MODERN)
+        && one("mcp-method") == Some("tools/call")
+        && one("mcp-name").is_some()
+        && headers.get("mcp-session-id").is_none()
+        && one(CONTENT_TYPE.as_str()).is_some_and(json)
+        && accept
+        && length.is_some_and(|n| n <= MAX_BODY)
+        && (!loopback || one(HOST.as_str()).is_some_and(loopback_host))
+}
+
+fn loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1")
+}
+
+/// Runs the call of `body`, if it is one this path answers.
+async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
+    let envelope: Envelope = serde_json::from_slice(body).ok()?;
+    let params = &envelope.params;
+    let id_ok = envelope
+        .id
+        .get()
+        .starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit());
+    let meta = &params.meta;
+    let text = |key: &str| meta.get(key).and_then(Value::as_str);
+    let capabilities = meta
+        .get("io.modelcontextprotocol/clientCapabilities")?
+        .as_object()?;
+    let plain_client =
+        !capabilities.contains_key("elicitation") && !capabilities.contains_key("extensions");
+    let taken = envelope.jsonrpc == "2.0"
+        && envelope.method == "tools/call"
+        && id_ok
+        && headers.get("mcp-name")?.to_str().ok()? == params.name
+        && text("io.modelcontextprotocol/protocolVersion") == Some(MODERN)
+        && meta
+            .get("io.modelcontextprotocol/clientInfo")
+            .is_some_and(Value::is_object)
+        && !meta.contains_key("progressToken")
+        && plain_client;
+    if !taken {
+        return None;
+    }
+    let target = shared.named().target(&params.name)?;
+    let wants = Wants {
+        progress: false,
+        questions: false,
+        task: false,
+        trace: trace_context::members_of(meta),
+    };
+    let arguments = params.arguments.map_or("{}", RawValue::get);
+    let call = relay::start(shared, target, arguments, wants);
+    // A client that hangs up drops this future: the call is aborted, as rmcp's request
+    // would be cancelled.
+    let mut call = Unanswered {
+        shared,
+        call,
+        answered: false,
+    };
+    let ended = (&mut call.call.done).await;
+    call.answered = true;
+    let body = match ended {
+        Ok(ended) => {
+            let result = relay::result(ended).completed();
+            let result = serde_json::to_string(&result).ok()?;
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{result}}}",
+                envelope.id.get()
+            )
+        }
+        Err(_) => format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32603,\"message\":\"the call ended unanswered\"}}}}",
+            envelope.id.get()
+        ),
+    };
+    let mut response = Response::new(Full::new(Bytes::from(body)).boxed());
+    *response.status_mut() = StatusCode::OK;
+    let json = http::HeaderValue::from_static("application/json");
+    response.headers_mut().insert(CONTENT_TYPE, json);
+    Some(response)
+}
+
+/// A call whose answer is awaited: dropped unanswered, it is aborted.
+struct Unanswered<'a> {
+    shared: &'a Shared,
+    call: Following,
+    answered: bool,
+}
+
+impl Drop for Unanswered<'_> {
+    fn drop(&mut self) {
+        if self.answered {
+            return;
+        }
+        let agent = self.shared.agent.as_deref();
+        self.call.abort(&self.shared.store, agent);
+    }
+}
