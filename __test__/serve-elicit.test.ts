@@ -8,12 +8,15 @@
 import assert from "node:assert/strict"
 import { describe, test } from "node:test"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import { Client as Client2 } from "@modelcontextprotocol/client"
+import { StdioClientTransport as StdioTransport2 } from "@modelcontextprotocol/client/stdio"
 import { ElicitRequestSchema, type ClientCapabilities } from "@modelcontextprotocol/sdk/types.js"
 import { FORM_MESSAGE, FORM_SCHEMA } from "./fixtures/elicit-constants.mjs"
 import { startElicitHttp } from "./fixtures/elicit-http.mjs"
-import { fixture, NODE } from "./helpers.js"
-import { modern, served, textOf, v1Http, v2Http, type Served } from "./serve-helpers.js"
+import { fixture, NODE, ROOT, tempDir } from "./helpers.js"
+import { CLI, configFile, ENV, modern, served, textOf, v1Http, v2Http, type Served } from "./serve-helpers.js"
 
 const T = { timeout: 60_000 }
 
@@ -123,6 +126,31 @@ describe("serveMcp: an upstream's questions reach the downstream client", T, () 
     const other = await v1Http(plain.later, plain.url)
     const none = await other.client.callTool({ name: "form_capabilities", arguments: {} })
     assert.equal(JSON.parse(textOf(none)), null)
+  })
+
+  test("toolnexus serve --stdio: both SDKs' stdio clients answer the upstreams' questions", async (t) => {
+    const config = configFile(tempDir(t), { mcpServers: upstreams() })
+    const transport = () => ({ command: NODE, args: [CLI, "serve", config, "--stdio"], cwd: ROOT, env: ENV })
+    const v1 = new Client({ name: "asker", version: "1" }, { capabilities: { elicitation: { form: {} } } })
+    v1.setRequestHandler(ElicitRequestSchema, async () => ({ action: "accept", content: { name: "Lin" } }))
+    await v1.connect(new StdioClientTransport(transport()))
+    t.after(() => v1.close())
+    const v2 = new Client2(
+      { name: "asker", version: "2" },
+      { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: { form: {} } } },
+    )
+    v2.setRequestHandler("elicitation/create", async () => ({ action: "accept", content: { name: "Kay" } }))
+    await v2.connect(new StdioTransport2(transport()))
+    t.after(() => v2.close())
+    for (const [client, name] of [
+      [v1, "Lin"],
+      [v2, "Kay"],
+    ] as const) {
+      const form = await client.callTool({ name: "form_ask_name", arguments: {} })
+      assert.deepEqual(JSON.parse(textOf(form as never)), { action: "accept", content: { name } })
+      const round = await client.callTool({ name: "rounds_confirm", arguments: {} })
+      assert.deepEqual(JSON.parse(textOf(round as never)).responses, { ok: { action: "accept", content: { name } } })
+    }
   })
 
   test("a 2026 call sent again with a requestState no call waits under is refused, naming it", async (t) => {

@@ -15,6 +15,7 @@ use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Bytes, Incoming};
+use rmcp::model::TASKS_EXTENSION_ID;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -125,8 +126,9 @@ async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<
     let capabilities = meta
         .get("io.modelcontextprotocol/clientCapabilities")?
         .as_object()?;
-    let plain_client =
-        !capabilities.contains_key("elicitation") && !capabilities.contains_key("extensions");
+    let extensions = capabilities.get("extensions").and_then(Value::as_object);
+    let takes_tasks = extensions.is_some_and(|e| e.contains_key(TASKS_EXTENSION_ID));
+    let plain_client = !capabilities.contains_key("elicitation") && !takes_tasks;
     let taken = envelope.jsonrpc == "2.0"
         && envelope.method == "tools/call"
         && id_ok
