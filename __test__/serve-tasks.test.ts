@@ -1,15 +1,16 @@
 // Tasks through the gateway (the 2026-07-28 tasks extension): a client that declares the
-// extension and calls a tool whose listing says it may run as a task gets a task of the
-// gateway's at once, polls it with tasks/get to its result, answers what the upstream
+// extension and calls a tool that may run as a task upstream (a 2025 server's listing
+// allows one; a 2026 server of the extension decides) gets a task of the gateway's at once, polls it with tasks/get to its result, answers what the upstream
 // asks meanwhile with tasks/update, and stops it with tasks/cancel, which reaches the
 // upstream. Other calls, and clients that do not declare the extension, get results.
 import assert from "node:assert/strict"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, test } from "node:test"
-import { fixture, NODE, poll } from "./helpers.js"
+import { fixture, NODE, poll, ROOT, tempDir } from "./helpers.js"
 import { modern, served, show, type Raw } from "./serve-helpers.js"
 
+const REFSERVER = path.join(ROOT, "target/debug/toolnexus-refserver")
 const TASKS = { extensions: { "io.modelcontextprotocol/tasks": {} } }
 const ASKING = { ...TASKS, elicitation: { form: {} } }
 
@@ -33,7 +34,6 @@ async function until(url: string, taskId: string, done: (task: Record<string, an
 
 const upstreams = (dir: string) => ({
   tasks: { command: [NODE, fixture("task-server.mjs"), `--log=${path.join(dir, "tasks.log")}`] },
-  rounds: { command: [NODE, fixture("rounds-server.mjs"), "--task-support"] },
 })
 
 describe("serveMcp: tasks", { timeout: 60_000 }, () => {
@@ -57,22 +57,29 @@ describe("serveMcp: tasks", { timeout: 60_000 }, () => {
     assert.deepEqual(undeclared.content, [{ type: "text", text: "counted 1" }])
   })
 
-  test("what the upstream asks shows as the task's input requests; tasks/update answers it", async (t) => {
-    const { url } = await served(t, upstreams, { store: { elicitation: true } })
-    const task = await call(url, "rounds_confirm")
-    assert.equal(task.resultType, "task", JSON.stringify(task))
-    const asking = await until(url, task.taskId, (x) => x.status === "input_required")
+  test("an rmcp upstream of the 2026 extension: its tasks become the gateway's, asking and cancelled through it", async (t) => {
+    const log = path.join(tempDir(t), "ref.log")
+    const ref = { ref: { command: [REFSERVER, "--tasks", "--task-log", log] } }
+    const { url } = await served(t, ref, { store: { elicitation: true } })
+    const job = await call(url, "ref_job", { ms: 50 })
+    assert.equal(job.resultType, "task", JSON.stringify(job))
+    const done = await until(url, job.taskId, (x) => x.status !== "working")
+    assert.deepEqual(done.result?.content, [{ type: "text", text: "job done" }], JSON.stringify(done))
+
+    const confirm = await call(url, "ref_confirm")
+    const asking = await until(url, confirm.taskId, (x) => x.status === "input_required")
     const [[key, asked]] = Object.entries(asking.inputRequests as Record<string, any>)
-    assert.equal(asked.method, "elicitation/create")
-    assert.equal(asked.params.message, "Sure?")
-    const content = { sure: true }
-    await request(url, "tasks/update", {
-      taskId: task.taskId,
-      inputResponses: { [key]: { action: "accept", content } },
-    })
-    const done = await until(url, task.taskId, (x) => x.status === "completed")
-    const answered = JSON.parse(done.result.content[0].text)
-    assert.deepEqual(answered.responses, { ok: { action: "accept", content } })
+    assert.equal(asked.params.message, "Go on?")
+    const go = { action: "accept", content: { go: true } }
+    await request(url, "tasks/update", { taskId: confirm.taskId, inputResponses: { [key]: go } })
+    const answered = await until(url, confirm.taskId, (x) => x.status === "completed")
+    assert.deepEqual(answered.result.content, [{ type: "text", text: `answered ${JSON.stringify(go)}` }])
+
+    const endless = await call(url, "ref_endless")
+    await request(url, "tasks/cancel", { taskId: endless.taskId })
+    assert.equal((await until(url, endless.taskId, (x) => x.status !== "working")).status, "cancelled")
+    await poll(() => fs.existsSync(log) && /^cancelled /m.test(fs.readFileSync(log, "utf8")), 10_000)
+    assert.match(fs.readFileSync(log, "utf8"), /^cancelled /m, "the upstream's task was cancelled")
   })
 
   test("tasks/cancel stops the task and the upstream's; an unknown task is refused", async (t) => {

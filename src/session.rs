@@ -264,17 +264,27 @@ impl Session {
         mut spec: CallSpec,
         sink: Arc<dyn CallSink>,
     ) {
-        spec.task = match self.peer.peer_info() {
-            // The 2026-07-28 extension leaves it to the server: any call may become a task.
-            Some(info) if !info.protocol_version.has_initialize() => {
-                info.capabilities.supports_tasks()
-            }
-            _ => self.task_support.runs_as_task(tool, spec.task),
-        };
+        spec.task = self.runs_as_task(tool, spec.task);
         let schema = self.output_schemas.get(tool);
         let sink = output_check::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
         let sink = RedactingSink::wrap(sink, self.redactor());
         self.engine.start(id.get(), tool, args_json, spec, sink);
+    }
+
+    /// Whether a call of `tool` may become a task: the server decides for itself (the
+    /// 2026-07-28 extension), or the tool's listing allows one.
+    pub fn may_run_as_task(&self, tool: &str) -> bool {
+        self.runs_as_task(tool, true)
+    }
+
+    fn runs_as_task(&self, tool: &str, asked: bool) -> bool {
+        match self.peer.peer_info() {
+            // The 2026-07-28 extension leaves it to the server: any call may become a task.
+            Some(info) if !info.protocol_version.has_initialize() => {
+                info.capabilities.supports_tasks()
+            }
+            _ => self.task_support.runs_as_task(tool, asked),
+        }
     }
 
     /// Aborts call `id` if it is still running: the server is told, and the call ends

@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 use rmcp::ErrorData;
 
 use crate::lock::lock;
-use crate::session::declared_task_support;
 use crate::store::{Listing, Store};
 
 /// The view's listings at one revision, and where each name leads.
@@ -20,12 +19,10 @@ pub(super) struct Named {
     places: HashMap<String, (usize, usize)>,
 }
 
-/// The tool a name leads to: its service as the view names it, its name on its server,
-/// and whether its listing says it may run as a task.
+/// The tool a name leads to: its service as the view names it, and its name on its server.
 pub(super) struct Target {
     pub service: String,
     pub tool: String,
-    pub tasks: bool,
 }
 
 impl Named {
@@ -35,7 +32,6 @@ impl Named {
         Some(Target {
             service: entry.service_name.to_owned(),
             tool: entry.tool.name.clone(),
-            tasks: declared_task_support(entry.tool).is_some(),
         })
     }
 }

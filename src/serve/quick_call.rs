@@ -15,7 +15,7 @@ use http::{HeaderMap, Request, Response, StatusCode};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Either, Full};
 use hyper::body::{Bytes, Incoming};
-use rmcp::model::TASKS_EXTENSION_ID;
+use rmcp::model::{RequestId, TASKS_EXTENSION_ID};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -117,10 +117,8 @@ fn loopback_host(host: &str) -> bool {
 async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
     let envelope: Envelope = serde_json::from_slice(body).ok()?;
     let params = &envelope.params;
-    let id_ok = envelope
-        .id
-        .get()
-        .starts_with(|c: char| c == '"' || c == '-' || c.is_ascii_digit());
+    // An id rmcp takes (a string or an integer) goes back as the client wrote it.
+    let id_ok = serde_json::from_str::<RequestId>(envelope.id.get()).is_ok();
     let meta = &params.meta;
     let text = |key: &str| meta.get(key).and_then(Value::as_str);
     let capabilities = meta
@@ -195,5 +193,90 @@ impl Drop for Unanswered<'_> {
         }
         let agent = self.shared.agent.as_deref();
         self.call.abort(&self.shared.store, agent);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.append(*name, http::HeaderValue::from_static(value));
+        }
+        headers
+    }
+
+    const CALL: &[(&str, &str)] = &[
+        ("mcp-protocol-version", MODERN),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "echo"),
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("content-length", "120"),
+        ("host", "127.0.0.1:8808"),
+    ];
+
+    #[test]
+    fn takes_only_a_plain_stateless_call_with_every_header_once() {
+        assert!(takes(&headers(CALL), true));
+        let with = |extra: (&'static str, &'static str)| {
+            let mut pairs = CALL.to_vec();
+            pairs.push(extra);
+            takes(&headers(&pairs), true)
+        };
+        let without = |name: &str| {
+            let pairs: Vec<_> = CALL.iter().copied().filter(|(n, _)| *n != name).collect();
+            takes(&headers(&pairs), true)
+        };
+        assert!(!with(("mcp-session-id", "s")), "a 2025 session's");
+        assert!(!with(("mcp-method", "tools/call")), "a header twice");
+        assert!(!without("content-length"), "a body of no stated length");
+        assert!(!without("mcp-name"));
+        let changed = |name: &str, value: &'static str| {
+            let pairs: Vec<_> = CALL
+                .iter()
+                .map(|&(n, v)| (n, if n == name { value } else { v }))
+                .collect();
+            takes(&headers(&pairs), true)
+        };
+        assert!(!changed("mcp-protocol-version", "2025-11-25"));
+        assert!(!changed("mcp-method", "tools/list"));
+        assert!(!changed("accept", "application/json"), "rmcp wants both");
+        assert!(!changed(
+            "accept",
+            "application/json, text/event-stream;q=0"
+        ));
+        assert!(!changed("content-length", "4194305"), "over rmcp's limit");
+        assert!(
+            !changed("host", "evil.example"),
+            "rmcp's DNS-rebinding rule"
+        );
+        assert!(
+            takes(&headers(&CALL[..6]), false),
+            "no Host check when bound to be reached by other names"
+        );
+    }
+
+    #[test]
+    fn loopback_hosts_with_and_without_ports() {
+        for host in [
+            "localhost",
+            "localhost:80",
+            "127.0.0.1:1",
+            "[::1]:8808",
+            "[::1]",
+        ] {
+            assert!(loopback_host(host), "{host}");
+        }
+        for host in [
+            "example.com",
+            "127.0.0.2",
+            "[::2]:1",
+            "localhost.example:80",
+        ] {
+            assert!(!loopback_host(host), "{host}");
+        }
     }
 }

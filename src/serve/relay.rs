@@ -21,6 +21,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::completed::Completed;
 use super::names::Target;
+use super::offers;
 use super::questions::{self, Question};
 use super::shared::Shared;
 use crate::elicitation::Elicitor;
@@ -145,7 +146,10 @@ pub(super) async fn call(
     let args_json = serde_json::to_string(&arguments.unwrap_or_default())
         .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
     let capabilities = context.client_capabilities();
-    let as_task = target.tasks && capabilities.as_ref().is_some_and(|c| c.supports_tasks());
+    // A task for a client that takes them, where the upstream's call may become one.
+    let as_task = capabilities.as_ref().is_some_and(|c| c.supports_tasks())
+        && offers::session_of(shared, &target.service)
+            .is_ok_and(|session| session.may_run_as_task(&target.tool));
     let wants = Wants {
         progress: context.meta.get_progress_token().is_some(),
         questions: capabilities

@@ -1,8 +1,8 @@
 //! The tasks downstream clients' calls become (the 2026-07-28 tasks extension, which
-//! rmcp serves in both eras to a client that declares it). A call of a tool whose listing
-//! says it may run as a task (`execution.taskSupport`) answers at once with a task of
-//! the gateway's, while the call runs on (upstream as a task too, where the server runs
-//! it so). `tasks/get` shows it working, asking (the upstream's questions as input
+//! rmcp serves in both eras to a client that declares it). A call that may become a task
+//! upstream (the server decides, in the 2026-07-28 extension; its tool's listing allows
+//! one, in 2025's `execution.taskSupport`) answers at once with a task of the gateway's,
+//! while the call runs on (upstream as a task, where the server makes one). `tasks/get` shows it working, asking (the upstream's questions as input
 //! requests, answered with `tasks/update`), or ended with its result; `tasks/cancel`
 //! aborts the call. A task lives on the replica that made it, for `TTL`, and ends with
 //! the gateway.

@@ -30,9 +30,17 @@ struct Execution {
 impl TaskSupport {
     /// Takes the word of a complete listing, in place of the previous one's.
     pub fn record(&self, tools: &[ListedTool]) {
-        let supports = tools
-            .iter()
-            .filter_map(|tool| Some((tool.name.clone(), declared(tool)?)));
+        let supports = tools.iter().filter_map(|tool| {
+            let extra = tool.extra.as_ref()?;
+            extra.keys().find(|key| *key == "execution")?;
+            let members: Members = serde_json::from_str(extra.json.get()).ok()?;
+            let required = match members.execution?.task_support?.as_str() {
+                "required" => true,
+                "optional" => false,
+                _ => return None,
+            };
+            Some((tool.name.clone(), required))
+        });
         *lock(&self.0) = supports.collect();
     }
 
@@ -42,19 +50,6 @@ impl TaskSupport {
         supports
             .get(tool)
             .is_some_and(|required| *required || asked)
-    }
-}
-
-/// What `tool`'s listing says of tasks: `Some(true)` required, `Some(false)` optional,
-/// `None` forbidden or nothing.
-pub fn declared(tool: &ListedTool) -> Option<bool> {
-    let extra = tool.extra.as_ref()?;
-    extra.keys().find(|key| *key == "execution")?;
-    let members: Members = serde_json::from_str(extra.json.get()).ok()?;
-    match members.execution?.task_support?.as_str() {
-        "required" => Some(true),
-        "optional" => Some(false),
-        _ => None,
     }
 }
 
