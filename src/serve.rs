@@ -7,6 +7,7 @@
 mod changes;
 mod completed;
 mod door;
+mod following;
 mod http;
 mod logs;
 mod meta;

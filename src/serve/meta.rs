@@ -4,8 +4,6 @@
 
 use std::sync::LazyLock;
 
-use std::sync::Arc;
-
 use rmcp::model::{CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -50,7 +48,7 @@ pub(super) fn listing() -> &'static str {
 }
 
 pub(super) async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {

@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ring::rand::{SecureRandom, SystemRandom};
 use rmcp::model::InputRequiredResult;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
+use super::following::Following;
 use super::questions::{Question, input_required, key};
-use super::relay::Following;
-use super::shared::unguessable;
 use crate::elicitation;
 use crate::lock::lock;
 use crate::store::Store;
@@ -89,4 +89,12 @@ impl Parking {
     pub fn take(&self, state: &str) -> Option<Parked> {
         lock(&self.0).remove(state)
     }
+}
+
+/// A name nobody can guess, for the handles a view gives out (a parked call's state, a
+/// task's id): 128 random bits in hex; `None` when the system has no randomness to give.
+pub(super) fn unguessable() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    SystemRandom::new().fill(&mut bytes).ok()?;
+    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -8,7 +8,6 @@
 //! tool, a body without a length) goes to rmcp as it came.
 
 use std::convert::Infallible;
-use std::sync::Arc;
 
 use http::header::{ACCEPT, CONTENT_LENGTH, CONTENT_TYPE, HOST};
 use http::{HeaderMap, Request, Response, StatusCode};
@@ -21,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::completed::Completed;
-use super::relay::{self, Following, Wants};
+use super::following::{self, Following, Wants};
 use super::shared::Shared;
 use crate::session::trace_context;
 
@@ -60,11 +59,7 @@ struct Params<'a> {
 
 /// Answers `request` if it is the common call, for the view of `shared`; `loopback`:
 /// the gateway checks `Host` (rmcp's DNS-rebinding rule).
-pub(super) async fn answer(
-    shared: &Arc<Shared>,
-    request: Request<Incoming>,
-    loopback: bool,
-) -> Quick {
+pub(super) async fn answer(shared: &Shared, request: Request<Incoming>, loopback: bool) -> Quick {
     if !takes(request.headers(), loopback) || shared.options.meta {
         return Quick::Declined(request.map(Either::Left));
     }
@@ -114,7 +109,7 @@ fn loopback_host(host: &str) -> bool {
 }
 
 /// Runs the call of `body`, if it is one this path answers.
-async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
+async fn call(shared: &Shared, headers: &HeaderMap, body: &[u8]) -> Option<Response<Body>> {
     let envelope: Envelope = serde_json::from_slice(body).ok()?;
     let params = &envelope.params;
     // An id rmcp takes (a string or an integer) goes back as the client wrote it.
@@ -148,7 +143,8 @@ async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<
         trace: trace_context::members_of(meta),
     };
     let arguments = params.arguments.map_or("{}", RawValue::get);
-    let call = relay::start(shared, target, arguments, wants);
+    let agent = shared.agent.as_deref();
+    let call = following::start(&shared.store, agent, target, arguments, wants);
     // A client that hangs up drops this future: the call is aborted, as rmcp's request
     // would be cancelled.
     let mut call = Unanswered {
@@ -160,7 +156,7 @@ async fn call(shared: &Arc<Shared>, headers: &HeaderMap, body: &[u8]) -> Option<
     call.answered = true;
     let body = match ended {
         Ok(ended) => {
-            let result = relay::result(ended).completed();
+            let result = following::result(ended).completed();
             let result = serde_json::to_string(&result).ok()?;
             format!(
                 "{{\"jsonrpc\":\"2.0\",\"id\":{},\"result\":{result}}}",

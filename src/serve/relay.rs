@@ -1,88 +1,26 @@
 //! One downstream `tools/call` made through the view: the upstream's progress goes back
 //! as the downstream's, a downstream cancel aborts the upstream call, and the result
-//! goes back as the server sent it. Results toolnexus composes (a server not connected,
-//! a timeout) go back as error results, as `loadMcp`'s tools return them. What the
-//! upstream asks meanwhile goes to the downstream client (see `questions`).
+//! goes back as the server sent it. What the upstream asks meanwhile goes to the
+//! downstream client (see `questions`); a call that may run as a task upstream becomes a
+//! gateway task for a client that takes them (see `tasks`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ContentBlock, JsonObject, ProgressNotificationParam,
-};
+use rmcp::model::{CallToolResponse, JsonObject, ProgressNotificationParam};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
-use serde_json::value::RawValue;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 use super::completed::Completed;
+use super::following::{self, Ended, Following, Wants, result, round};
 use super::names::Target;
 use super::offers;
 use super::questions::{self, Question};
 use super::shared::Shared;
-use crate::elicitation::Elicitor;
-use crate::lock::lock;
-use crate::session::{CallId, CallSink, Progress, trace_context};
-use crate::store::{Store, ToolCall};
-use crate::tool_result::ToolOutput;
-
-/// Progress notifications waiting to be sent; more are dropped (the next one says more).
-const PROGRESS_QUEUE: usize = 32;
-
-pub(super) enum Ended {
-    AsSent(Box<RawValue>),
-    Composed(ToolOutput),
-}
-
-struct Relay {
-    progress: mpsc::Sender<Progress>,
-    done: Mutex<Option<oneshot::Sender<Ended>>>,
-}
-
-impl Relay {
-    fn end(&self, ended: Ended) {
-        if let Some(done) = lock(&self.done).take() {
-            let _ = done.send(ended);
-        }
-    }
-}
-
-impl CallSink for Relay {
-    fn progress(&self, _: u64, progress: Progress) {
-        let _ = self.progress.try_send(progress);
-    }
-
-    fn done(&self, _: u64, output: ToolOutput) {
-        self.end(Ended::Composed(output));
-    }
-
-    fn as_sent(&self) -> bool {
-        true
-    }
-
-    fn done_as_sent(&self, _: u64, result: &RawValue) {
-        self.end(Ended::AsSent(result.to_owned()));
-    }
-}
-
-/// A call in flight through the view: what it has yet to say, and what it asks.
-pub(super) struct Following {
-    target: Target,
-    id: CallId,
-    pub progress: mpsc::Receiver<Progress>,
-    pub done: oneshot::Receiver<Ended>,
-    pub questions: mpsc::Receiver<Question>,
-}
-
-impl Following {
-    pub(super) fn abort(&self, store: &Store, agent: Option<&str>) {
-        store.abort_call(agent, &self.target.service, self.id.get());
-    }
-}
+use crate::session::{Progress, trace_context};
 
 /// How a stretch of following a call ends.
 enum Step {
@@ -92,53 +30,8 @@ enum Step {
     Cancelled,
 }
 
-/// What a call through the view wants besides its result.
-pub(super) struct Wants {
-    pub progress: bool,
-    /// Whether its client can be asked what the server asks.
-    pub questions: bool,
-    pub task: bool,
-    /// The caller's trace context, as `_meta` members.
-    pub trace: Option<Arc<str>>,
-}
-
-/// Starts a call of `target` with `args_json` through the view; what it says and asks
-/// comes to the returned `Following`.
-pub(super) fn start(shared: &Shared, target: Target, args_json: &str, wants: Wants) -> Following {
-    let (progress_tx, progress) = mpsc::channel(PROGRESS_QUEUE);
-    let (done_tx, done) = oneshot::channel();
-    let (asker, questions) = questions::channel();
-    let relay = Arc::new(Relay {
-        progress: progress_tx,
-        done: Mutex::new(Some(done_tx)),
-    });
-    let call = ToolCall {
-        service: &target.service,
-        tool: &target.tool,
-        args_json,
-        timeout: None,
-        max_total: None,
-        wants_progress: wants.progress,
-        task: wants.task,
-        trace: wants.trace,
-        elicitor: wants
-            .questions
-            .then(|| Arc::new(asker) as Arc<dyn Elicitor>),
-    };
-    let id = shared
-        .store
-        .start_call(shared.agent.as_deref(), call, relay);
-    Following {
-        target,
-        id,
-        progress,
-        done,
-        questions,
-    }
-}
-
 pub(super) async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     target: Target,
     arguments: Option<JsonObject>,
     context: RequestContext<RoleServer>,
@@ -158,11 +51,12 @@ pub(super) async fn call(
         task: as_task,
         trace: trace_context::members_of(&context.meta.0),
     };
-    let call = start(shared, target, &args_json, wants);
+    let agent = shared.agent.as_deref();
+    let call = following::start(&shared.store, agent, target, &args_json, wants);
     if !as_task {
         return follow(shared, call, context).await;
     }
-    match shared.tasks.make(shared, call, capabilities) {
+    match shared.tasks.make(&shared.task_view(), call, capabilities) {
         Ok(task) => Ok(CallToolResponse::Task(task)),
         Err(call) => follow(shared, call, context).await,
     }
@@ -249,30 +143,5 @@ async fn follow(
                 }
             }
         }
-    }
-}
-
-/// The questions of one round: `first`, and those asked with it (a 2026 upstream asks a
-/// round's at once; a turn lets them all arrive).
-pub(super) async fn round(first: Question, more: &mut mpsc::Receiver<Question>) -> Vec<Question> {
-    tokio::task::yield_now().await;
-    let mut questions = vec![first];
-    while let Ok(question) = more.try_recv() {
-        questions.push(question);
-    }
-    questions
-}
-
-pub(super) fn result(ended: Ended) -> CallToolResult {
-    match ended {
-        Ended::AsSent(json) => serde_json::from_str(json.get()).unwrap_or_else(|e| {
-            CallToolResult::error(vec![ContentBlock::text(format!(
-                "the server's result is not a CallToolResult: {e}"
-            ))])
-        }),
-        Ended::Composed(output) if output.is_error => {
-            CallToolResult::error(vec![ContentBlock::text(output.output)])
-        }
-        Ended::Composed(output) => CallToolResult::success(vec![ContentBlock::text(output.output)]),
     }
 }

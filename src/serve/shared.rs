@@ -3,13 +3,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use ring::rand::{SecureRandom, SystemRandom};
 use tokio_util::sync::CancellationToken;
 
 use super::names::{Named, Names};
 use super::parked::Parking;
 use super::routes::Routes;
-use super::tasks::Tasks;
+use super::tasks::{self, Tasks};
 use crate::store::Store;
 
 /// How a view is served.
@@ -41,16 +40,17 @@ pub struct Shared {
 }
 
 impl Shared {
+    /// Where the view's tasks run their calls.
+    pub fn task_view(&self) -> tasks::View {
+        tasks::View {
+            store: self.store.clone(),
+            agent: self.agent.clone(),
+            closing: self.closing.clone(),
+        }
+    }
+
     /// The view's names now.
     pub fn named(&self) -> Arc<Named> {
         self.tools.current(&self.store, self.agent.as_deref())
     }
-}
-
-/// A name nobody can guess, for the handles a view gives out (parked calls, tasks): 128
-/// random bits in hex; `None` when the system has no randomness to give.
-pub(super) fn unguessable() -> Option<String> {
-    let mut bytes = [0u8; 16];
-    SystemRandom::new().fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

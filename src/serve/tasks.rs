@@ -18,11 +18,12 @@ use rmcp::model::{
 };
 use tokio_util::sync::CancellationToken;
 
+use super::following::{self, Following};
+use super::parked::unguessable;
 use super::questions::{self, Question};
-use super::relay::{self, Following};
-use super::shared::{Shared, unguessable};
 use crate::elicitation;
 use crate::lock::lock;
+use crate::store::Store;
 use crate::store::clock::iso8601;
 
 /// How long a task is kept from its making, ended or not.
@@ -55,7 +56,7 @@ impl Tasks {
     /// view keeps as many tasks as it may.
     pub fn make(
         &self,
-        shared: &Arc<Shared>,
+        view: &View,
         call: Following,
         capabilities: Option<ClientCapabilities>,
     ) -> Result<CreateTaskResult, Following> {
@@ -74,7 +75,14 @@ impl Tasks {
             cancel: cancel.clone(),
         };
         lock(&self.0).insert(id.clone(), entry);
-        tokio::spawn(drive(shared.clone(), id, call, capabilities, cancel));
+        let driver = Driver {
+            tasks: self.clone(),
+            view: view.clone(),
+            id,
+            capabilities,
+            cancel,
+        };
+        tokio::spawn(driver.drive(call));
         Ok(CreateTaskResult::new(task))
     }
 
@@ -135,70 +143,89 @@ impl Tasks {
     }
 }
 
-/// Follows the call of task `id` to its end, or to the task's cancel, the gateway's stop
-/// or the task's time; the task is forgotten `TTL` after it was made.
-async fn drive(
-    shared: Arc<Shared>,
+/// Where a task's calls run, as its driver sees them.
+#[derive(Clone)]
+pub(super) struct View {
+    pub store: Arc<Store>,
+    pub agent: Option<String>,
+    /// Cancelled when the gateway stops.
+    pub closing: CancellationToken,
+}
+
+struct Driver {
+    tasks: Tasks,
+    view: View,
     id: String,
-    mut call: Following,
     capabilities: Option<ClientCapabilities>,
     cancel: CancellationToken,
-) {
-    let expiry = tokio::time::sleep(TTL);
-    tokio::pin!(expiry);
-    let mut asked = 0;
-    let ended = loop {
-        tokio::select! {
-            ended = &mut call.done => break Some(ended),
-            // A task's progress has no stream to go to.
-            Some(_) = call.progress.recv() => {}
-            Some(question) = call.questions.recv() => {
-                if !questions::answerable(capabilities.as_ref(), &question.params) {
-                    question.cancel();
-                    continue;
+}
+
+impl Driver {
+    /// Follows the task's call to its end, or to the task's cancel, the gateway's stop or
+    /// the task's time; the task is forgotten `TTL` after it was made.
+    async fn drive(self, mut call: Following) {
+        let Driver {
+            tasks,
+            view,
+            id,
+            capabilities,
+            cancel,
+        } = self;
+        let expiry = tokio::time::sleep(TTL);
+        tokio::pin!(expiry);
+        let mut asked = 0;
+        let ended = loop {
+            tokio::select! {
+                ended = &mut call.done => break Some(ended),
+                // A task's progress has no stream to go to.
+                Some(_) = call.progress.recv() => {}
+                Some(question) = call.questions.recv() => {
+                    if !questions::answerable(capabilities.as_ref(), &question.params) {
+                        question.cancel();
+                        continue;
+                    }
+                    let round = following::round(question, &mut call.questions).await;
+                    let requests = questions::requests(&round, asked);
+                    let keyed: Vec<_> = round
+                        .into_iter()
+                        .enumerate()
+                        .map(|(n, question)| (questions::key(asked + n), question))
+                        .collect();
+                    asked += keyed.len();
+                    tasks.set(&id, TaskStatus::InputRequired, State::Asking(requests, keyed));
                 }
-                let round = relay::round(question, &mut call.questions).await;
-                let requests = questions::requests(&round, asked);
-                let keyed: Vec<_> = round
-                    .into_iter()
-                    .enumerate()
-                    .map(|(n, question)| (questions::key(asked + n), question))
-                    .collect();
-                asked += keyed.len();
-                let asking = State::Asking(requests, keyed);
-                shared.tasks.set(&id, TaskStatus::InputRequired, asking);
+                _ = cancel.cancelled() => break None,
+                _ = view.closing.cancelled() => break None,
+                _ = &mut expiry => break None,
             }
-            _ = cancel.cancelled() => break None,
-            _ = shared.closing.cancelled() => break None,
-            _ = &mut expiry => break None,
+        };
+        let (status, payload) = match ended {
+            Some(Ok(ended)) => {
+                let result = following::result(ended);
+                let result = serde_json::to_value(result).ok();
+                let result = result
+                    .and_then(|r| r.as_object().cloned())
+                    .unwrap_or_default();
+                (TaskStatus::Completed, TaskPayload::Completed { result })
+            }
+            Some(Err(_)) => {
+                let mut error = JsonObject::new();
+                error.insert("code".into(), (-32603).into());
+                error.insert("message".into(), "the call ended unanswered".into());
+                (TaskStatus::Failed, TaskPayload::Failed { error })
+            }
+            None => {
+                call.abort(&view.store, view.agent.as_deref());
+                (TaskStatus::Cancelled, TaskPayload::Cancelled)
+            }
+        };
+        tasks.set(&id, status, State::Ended(payload));
+        tokio::select! {
+            _ = &mut expiry => {}
+            _ = view.closing.cancelled() => {}
         }
-    };
-    let (status, payload) = match ended {
-        Some(Ok(ended)) => {
-            let result = relay::result(ended);
-            let result = serde_json::to_value(result).ok();
-            let result = result
-                .and_then(|r| r.as_object().cloned())
-                .unwrap_or_default();
-            (TaskStatus::Completed, TaskPayload::Completed { result })
-        }
-        Some(Err(_)) => {
-            let mut error = JsonObject::new();
-            error.insert("code".into(), (-32603).into());
-            error.insert("message".into(), "the call ended unanswered".into());
-            (TaskStatus::Failed, TaskPayload::Failed { error })
-        }
-        None => {
-            call.abort(&shared.store, shared.agent.as_deref());
-            (TaskStatus::Cancelled, TaskPayload::Cancelled)
-        }
-    };
-    shared.tasks.set(&id, status, State::Ended(payload));
-    tokio::select! {
-        _ = &mut expiry => {}
-        _ = shared.closing.cancelled() => {}
+        lock(&tasks.0).remove(&id);
     }
-    lock(&shared.tasks.0).remove(&id);
 }
 
 fn touch(task: &mut Task, status: TaskStatus) {

@@ -1,8 +1,6 @@
 //! A view's tools as the gateway lists and calls them: named as the view names them,
 //! every member the server sent kept, or the meta-tools in meta mode.
 
-use std::sync::Arc;
-
 use rmcp::model::{CallToolRequestParams, CallToolResponse, ListToolsResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -25,7 +23,7 @@ pub(super) fn list(shared: &Shared) -> Result<ListToolsResult, ErrorData> {
 }
 
 pub(super) async fn call(
-    shared: &Arc<Shared>,
+    shared: &Shared,
     request: CallToolRequestParams,
     context: RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, ErrorData> {
