@@ -40,10 +40,10 @@ use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Person, Request};
 use crate::inventory::{self, Source, SourceTool};
-use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::lock;
 use crate::session::{CallSpec, Hooks, Listings, Logger, trace_context};
 use crate::store::SharedCatalog;
+use crate::tool::listed::{ListedTool, normalize_schema};
 use crate::transport::local;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -150,7 +150,7 @@ struct Described<'a> {
 }
 
 /// Each server's tools, `{ name, description }`, serialised from the listing itself.
-struct Tools<'a>(&'a [(String, Vec<crate::listed_tool::ListedTool>)]);
+struct Tools<'a>(&'a [(String, Vec<crate::tool::listed::ListedTool>)]);
 
 impl serde::Serialize for Tools<'_> {
     fn serialize<S: serde::Serializer>(

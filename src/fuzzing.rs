@@ -137,8 +137,8 @@ pub fn jsonrpc(data: &[u8]) {
         return;
     };
     let _ = serde_json::from_str::<rmcp::model::ServerJsonRpcMessage>(text);
-    let _ = crate::tool_result::decode_outcome(text);
-    let _ = crate::tool_result::decode_input_required(text);
+    let _ = crate::tool::result::decode_outcome(text);
+    let _ = crate::tool::result::decode_input_required(text);
     if let Ok(value) = serde_json::from_str::<Value>(text) {
         let printed = crate::js_json::stringify(&value);
         let again: Value = serde_json::from_str(&printed).expect("stringify prints JSON");
@@ -178,7 +178,7 @@ pub fn tool_names(data: &[u8]) {
             distinct.push(*pair);
         }
     }
-    let names = crate::tool_names::assign(distinct.iter().copied());
+    let names = crate::tool::names::assign(distinct.iter().copied());
     for name in &names {
         assert!(name.len() <= 64, "{name} is too long");
         let allowed = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
@@ -189,7 +189,7 @@ pub fn tool_names(data: &[u8]) {
     sorted.dedup();
     assert_eq!(sorted.len(), names.len(), "names are unique: {names:?}");
     assert_eq!(
-        crate::tool_names::assign(distinct.iter().copied()),
+        crate::tool::names::assign(distinct.iter().copied()),
         names,
         "stable"
     );

@@ -12,9 +12,9 @@ use crate::config::{McpConfig, ServerState, ToolFilter};
 
 mod source;
 pub use self::source::{Source, SourceTool, load_source};
-use crate::listed_tool::ListedTool;
 use crate::session::error::Kind;
 use crate::session::{Failure, Hooks, Session};
+use crate::tool::listed::ListedTool;
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 #[serde(rename_all = "lowercase")]

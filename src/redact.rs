@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use crate::config::TransportSpec;
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 /// The shortest value treated as a secret, in characters.
 pub const MIN_SECRET_CHARS: usize = 8;

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::listed_tool::ListedTool;
+use crate::tool::listed::ListedTool;
 
 const K1: f32 = 1.2;
 const B: f32 = 0.75;

@@ -35,9 +35,9 @@ pub use self::handler::Logged;
 use self::handler::{Client, Shared};
 use self::redacted::RedactingSink;
 use crate::config::{ServerSpec, TransportSpec};
-use crate::listed_tool::{CacheHints, ListedTool};
 use crate::lock::lock;
 use crate::redact::Redactor;
+use crate::tool::listed::{CacheHints, ListedTool};
 use crate::transport::local::ChildProcess;
 
 pub use self::cache::{CacheMode, Shelf};

@@ -40,10 +40,10 @@ use self::service::{Inner, Members, Service, State};
 use crate::code::Code;
 use crate::config::McpConfig;
 use crate::inventory::in_parallel;
-use crate::listed_tool::ListedTool;
 use crate::lock::{lock, write};
 use crate::session::Hooks;
 use crate::state::Shared;
+use crate::tool::listed::ListedTool;
 
 /// The `clientId` prefix of services that belong to the store itself (MCPStore's name).
 const STORE_CLIENT: &str = "global_agent_store";

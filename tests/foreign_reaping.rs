@@ -10,7 +10,7 @@ use tokio_util::sync::CancellationToken;
 use toolnexus::config::{ConfigInput, McpConfig};
 use toolnexus::inventory;
 use toolnexus::session::{CallSink, CallSpec, Progress};
-use toolnexus::tool_result::ToolOutput;
+use toolnexus::tool::result::ToolOutput;
 
 /// Answers `initialize` and `tools/list`; exits on any other request.
 const SERVER: &str = r#"

@@ -14,7 +14,7 @@ use toolnexus::code::Code;
 use toolnexus::config::{ConfigInput, McpConfig};
 use toolnexus::inventory::{self, Source};
 use toolnexus::session::{CallSink, CallSpec, Progress, Session};
-use toolnexus::tool_result::ToolOutput;
+use toolnexus::tool::result::ToolOutput;
 
 /// Answers initialize, tools/list and tools/call by pattern, one line per line (`-u`:
 /// unbuffered). `quit` makes the server exit with code 0 instead of answering.

@@ -25,7 +25,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::bounded::kib;
 use crate::lock::lock;
 use crate::session::{CallSink, Logger, Progress};
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 use crate::transport::local::lines::cork;
 
 /// The JS function that takes each batch, as `loadMcp` and the store are given it.

@@ -15,9 +15,9 @@ use super::skills::SkillAsk;
 use super::store::NativeStore;
 use super::{McpInventoryHandle, McpSourceHandle};
 use crate::code::{Code, Coded};
-use crate::listed_tool::ListedTool;
 use crate::session::offers::{self, Kind, Listing};
 use crate::session::{CacheMode, Params, Session, trace_context};
+use crate::tool::listed::ListedTool;
 
 impl McpInventoryHandle {
     pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {

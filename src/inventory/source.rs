@@ -8,10 +8,10 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Aborted, Connected, connect_all, in_parallel, record_status};
 use crate::config::McpConfig;
-use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::search::{Doc, Index};
 use crate::session::{Hooks, Session};
-use crate::tool_names;
+use crate::tool;
+use crate::tool::listed::{ListedTool, normalize_schema};
 
 /// A tool of a loaded source: its provider-safe name plus how to reach it.
 pub struct SourceTool {
@@ -110,7 +110,7 @@ impl Source {
             .tools
             .iter()
             .map(|t| (sessions[t.server].name(), t.listed.name.as_str()));
-        let names = tool_names::assign(pairs);
+        let names = tool::names::assign(pairs);
         for (tool, name) in self.tools.iter_mut().zip(names) {
             tool.name = name;
         }

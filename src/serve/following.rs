@@ -16,7 +16,7 @@ use crate::elicitation::Elicitor;
 use crate::lock::lock;
 use crate::session::{CallId, CallSink, Progress};
 use crate::store::{Store, ToolCall};
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 /// Progress notifications waiting to be sent; more are dropped (the next one says more).
 const PROGRESS_QUEUE: usize = 32;

@@ -1,7 +1,7 @@
 //! What the view's servers offer besides tools, passed through: resources, templates,
 //! reads, prompts, completions and the servers' instructions.
 //!
-//! Names and URIs: a prompt is named as the view names tools (`tool_names`, so two
+//! Names and URIs: a prompt is named as the view names tools (`tool::names`, so two
 //! servers' prompts of one name stay apart). A resource keeps its URI; when two servers
 //! list the same URI, the first in the view's order keeps it and each other's is listed
 //! as `toolnexus://<server>/<uri>`, which reaches that server. A URI the gateway has not
@@ -27,7 +27,7 @@ use super::shared::Shared;
 use crate::lock::lock;
 use crate::session::offers::{self, CacheMode, GET_PROMPT, Listing};
 use crate::session::{Failure, Params, Session};
-use crate::tool_names;
+use crate::tool;
 
 const QUALIFIED: &str = "toolnexus://";
 
@@ -155,7 +155,7 @@ pub(super) async fn list_prompts(
             })
         })
         .collect();
-    let names = tool_names::assign(pairs.iter().map(|(s, n)| (*s, n.as_str())));
+    let names = tool::names::assign(pairs.iter().map(|(s, n)| (*s, n.as_str())));
     let mut routes = HashMap::new();
     let mut prompts = Vec::new();
     let entries = gathered.iter().flat_map(|(_, entries)| entries);

@@ -39,7 +39,7 @@ use super::handler::{Calls, Shared};
 use super::wording::{answered_with_error, bad_arguments, closed_before};
 use crate::elicitation::Elicitor;
 use crate::lock::lock;
-use crate::tool_result::InputRequired;
+use crate::tool::result::InputRequired;
 use crate::transport::local::ChildProcess;
 use crate::transport::local::Exit;
 

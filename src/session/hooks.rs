@@ -35,8 +35,8 @@ pub trait Listings: Send + Sync {
     fn listed(
         &self,
         spec: &crate::config::ServerSpec,
-        hints: crate::listed_tool::CacheHints,
-        tools: &[crate::listed_tool::ListedTool],
+        hints: crate::tool::listed::CacheHints,
+        tools: &[crate::tool::listed::ListedTool],
     );
 }
 

@@ -17,7 +17,7 @@ pub use super::cache::{CacheMode, Freshness};
 pub use super::engine::request::Kind;
 use super::error::{Error, Failure};
 use super::{Params, Session};
-use crate::listed_tool::take_member;
+use crate::tool::listed::take_member;
 
 /// A listing that pages more often than this is treated as broken, as `tools/list` is.
 const MAX_PAGES: usize = 1000;

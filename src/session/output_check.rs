@@ -10,11 +10,11 @@ use serde_json::value::RawValue;
 use super::engine::call::CallSink;
 use super::engine::request::Progress;
 use crate::code::Code;
-use crate::listed_tool::ListedTool;
 use crate::lock::lock;
-use crate::output_schema::OutputSchema;
 use crate::redact::Redactor;
-use crate::tool_result::ToolOutput;
+use crate::tool::listed::ListedTool;
+use crate::tool::output_schema::OutputSchema;
+use crate::tool::result::ToolOutput;
 
 /// A session's tools that declare an output schema, by the server's names, from its
 /// latest listing. Empty for most servers, which costs their calls one lock.

@@ -10,7 +10,7 @@ use super::engine::call::CallSink;
 use super::engine::request::Progress;
 use super::error::Failure;
 use crate::redact::Redactor;
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 impl Failure {
     pub(super) fn redacted(self, redactor: &Redactor) -> Failure {

@@ -7,8 +7,8 @@ use std::sync::Mutex;
 
 use serde::Deserialize;
 
-use crate::listed_tool::ListedTool;
 use crate::lock::lock;
+use crate::tool::listed::ListedTool;
 
 /// By the server's tool names: `true` for required, `false` for optional. Empty for most
 /// servers, which costs their calls one lock.
@@ -56,7 +56,7 @@ impl TaskSupport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::listed_tool::Page;
+    use crate::tool::listed::Page;
 
     #[test]
     fn required_always_optional_when_asked_forbidden_never() {

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 use super::engine::Engine;
 use super::engine::request::Kind;
 use super::error::{Error, Failure};
-use crate::listed_tool::{CacheHints, ListedTool, Page, PageParts};
+use crate::tool::listed::{CacheHints, ListedTool, Page, PageParts};
 
 /// A `tools/list` that pages more often than this is treated as broken.
 const MAX_PAGES: usize = 1000;

@@ -1,7 +1,7 @@
 //! How a request's failures read: the same for local and remote servers.
 
 use crate::code::Code;
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 pub fn during(tool: &str) -> String {
     format!("tools/call \"{tool}\"")

@@ -10,9 +10,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::code::Code;
 use crate::elicitation::Elicitor;
-use crate::listed_tool::ListedTool;
 use crate::session::{CallId, CallSink, CallSpec, wording};
-use crate::tool_result::ToolOutput;
+use crate::tool::listed::ListedTool;
+use crate::tool::result::ToolOutput;
 
 use super::service::{Inner, Service};
 use super::{Phase, Store};

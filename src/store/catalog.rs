@@ -20,8 +20,8 @@ use serde_json::value::RawValue;
 
 use crate::auth::store::{open_regular, write_private};
 use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
-use crate::listed_tool::{CacheHints, ListedTool, ToolView};
 use crate::lock::lock;
+use crate::tool::listed::{CacheHints, ListedTool, ToolView};
 
 /// What every catalog file says it is: a file without it is none of ours.
 const FORMAT: &str = "toolnexus-catalog/1";

@@ -221,7 +221,7 @@ fn a_tools_members_survive_the_catalog() {
     let dir = temp_dir("members");
     let entry = serde_json::json!({ "command": ["node", "server.mjs"] });
     let page = r#"{"tools":[{"name":"t","title":"The T","description":"d","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true},"_meta":{"ui":{"resourceUri":"ui://t"}}}]}"#;
-    let listed = serde_json::from_str::<crate::listed_tool::Page>(page)
+    let listed = serde_json::from_str::<crate::tool::listed::Page>(page)
         .expect("a page")
         .into_parts()
         .0;

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::config::Deferral;
-use crate::listed_tool::ListedTool;
-use crate::tool_names;
+use crate::tool;
+use crate::tool::listed::ListedTool;
 
 /// The tools of a view, service by service, in the view's order.
 pub struct Listing {
@@ -48,7 +48,7 @@ impl Entry<'_> {
 
 impl Listing {
     pub(super) fn new(groups: Vec<Group>) -> Listing {
-        let names = tool_names::assign(groups.iter().flat_map(|group| {
+        let names = tool::names::assign(groups.iter().flat_map(|group| {
             let service = group.service_name.as_str();
             group
                 .tools

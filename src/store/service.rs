@@ -12,9 +12,9 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DEFAULT_TIMEOUT, Deferral, ServerState, ToolFilter, TransportSpec, sanitize};
-use crate::listed_tool::{ListedTool, normalize_schema};
 use crate::lock::{lock, read};
 use crate::session::{Hooks, Session};
+use crate::tool::listed::{ListedTool, normalize_schema};
 
 use super::catalog::Slot;
 use super::search::ViewIndex;

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::config::ServerSpec;
 use crate::inventory::connect_and_list;
-use crate::listed_tool::ListedTool;
 use crate::session::error::Kind;
 use crate::session::{Failure, Session};
+use crate::tool::listed::ListedTool;
 
 use super::service::{Inner, Service, normalized};
 use super::{Phase, news};

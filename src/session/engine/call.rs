@@ -12,7 +12,8 @@ use super::request::{Caller, Decoded, Progress};
 use crate::elicitation::Elicitor;
 use crate::session::error::Failure;
 use crate::session::wording::{aborted, during, failed};
-use crate::tool_result::{self, Outcome, ToolOutput};
+use crate::tool;
+use crate::tool::result::{Outcome, ToolOutput};
 
 /// Where a call's progress and outcome go, in the order the server sent them; called on
 /// whichever thread learns of them.
@@ -89,7 +90,7 @@ impl Call {
 
 impl Caller for Call {
     fn decode(&self, result: &RawValue) -> Decoded {
-        match tool_result::decode_outcome(result.get()) {
+        match tool::result::decode_outcome(result.get()) {
             Some(Outcome::Complete(output)) => {
                 if self.sink.as_sent() {
                     self.sink.done_as_sent(self.id, result);

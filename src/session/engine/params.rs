@@ -70,7 +70,7 @@ mod tests {
     use super::*;
     use crate::session::engine::request::{Caller, Decoded};
     use crate::session::error::Failure;
-    use crate::tool_result::InputRequired;
+    use crate::tool::result::InputRequired;
 
     struct Nobody;
 

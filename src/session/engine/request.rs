@@ -11,7 +11,8 @@ use tokio::sync::oneshot;
 
 use crate::lock::lock;
 use crate::session::error::Failure;
-use crate::tool_result::{self, InputRequired};
+use crate::tool;
+use crate::tool::result::InputRequired;
 
 /// One `notifications/progress` for a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +82,7 @@ impl<T: Send + 'static> Caller for Waiter<T> {
             self.answer(Ok(value));
             return Decoded::Done;
         }
-        match tool_result::decode_input_required(result.get()) {
+        match tool::result::decode_input_required(result.get()) {
             Some(asked) => Decoded::InputRequired(asked),
             None => Decoded::Unexpected,
         }

@@ -16,7 +16,7 @@ use super::{Engine, Pending, call};
 use crate::elicitation::Elicitor;
 use crate::session::error::{Error, Kind};
 use crate::session::handler::Calls;
-use crate::tool_result::InputRequired;
+use crate::tool::result::InputRequired;
 
 impl Engine {
     /// Puts what the server asked to the host while the request's clock stands still,

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 use super::{Engine, Pending, call};
 use crate::session::error::{Error, Kind as ErrorKind};
 use crate::session::wording::{answered_with_error, unexpected_response};
-use crate::tool_result::InputRequired;
+use crate::tool::result::InputRequired;
 
 /// The wait between polls when the server suggests none.
 const DEFAULT_POLL: Duration = Duration::from_secs(1);

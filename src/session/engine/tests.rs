@@ -19,7 +19,7 @@ use super::MAX_ROUNDS;
 use super::request::Kind;
 use crate::lock::lock;
 use crate::session::error::{Broken, Failure, Reply};
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 /// Asserts that a call of the rig (timeout 100 ms) times out in `ms`, not before.
 async fn times_out_in(heard: &Heard, ms: u64) {

@@ -4,13 +4,13 @@
 use std::sync::Arc;
 
 use crate::config::ServerSpec;
-use crate::listed_tool::{CacheHints, ListedTool};
 use crate::session::Listings;
 use crate::state::Shared;
 use crate::store::Phase;
 use crate::store::catalog::Slot;
 use crate::store::news::{EPOCH, share_listing};
 use crate::store::service::{Inner, Service, normalized};
+use crate::tool::listed::{CacheHints, ListedTool};
 
 /// A fleet's shared catalog, for what is not a store (`loadMcp` on a state): each first
 /// listing kept as a store keeps it, and news of it only when it differs from the one

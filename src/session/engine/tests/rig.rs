@@ -18,7 +18,7 @@ use crate::session::engine::{Engine, NotSent, Wire};
 use crate::session::error::Reply;
 use crate::session::handler::Shared;
 use crate::session::hooks::Hooks;
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 /// What the engine sent, in order.
 #[derive(Debug, Clone, PartialEq)]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::rig::{Rig, error, sleep, text};
 use crate::lock::lock;
-use crate::tool_result::ToolOutput;
+use crate::tool::result::ToolOutput;
 
 fn created(poll: u64) -> Value {
     json!({ "task": { "taskId": "t1", "status": "working", "pollInterval": poll } })

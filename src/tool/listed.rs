@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::{MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use crate::output_schema::OutputSchema;
+use crate::tool::output_schema::OutputSchema;
 
 #[derive(Debug, Clone)]
 pub struct ListedTool {
