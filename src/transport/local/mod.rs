@@ -2,8 +2,9 @@
 //! stdin and stdout, whose whole process tree ends with it.
 //!
 //! What differs per operating system sits behind this one boundary: `os` is `unix` (with
-//! Linux's own spawn and exit watch under it) or `windows`, and each gives the same few
-//! items, which the rest of this folder (and of the crate) uses without naming an OS:
+//! Linux and the other Unix systems behind one more, the same way) or `windows`, and each
+//! gives the same few items, which the rest of this folder (and of the crate) uses without
+//! naming an OS:
 //! - `start(&Command) -> io::Result<Started>`: the child, in a tree of its own, and the
 //!   host's ends of its pipes;
 //! - `Lease` (`signal`, `release`) and `watch_exit`: ending the tree, and learning that the

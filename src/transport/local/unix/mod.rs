@@ -1,7 +1,19 @@
 //! Unix: each server leads a process group of its own, which is what gets signalled, and
-//! its pipes are non-blocking descriptors. Linux spawns without `fork` and sets the
-//! parent-death signal (`linux`); other Unix use tokio's `Command`, and a watchdog process
-//! ends the servers of a host that dies (`watchdog`), with a kqueue reaper on macOS.
+//! its pipes are non-blocking descriptors.
+//!
+//! What differs between Linux and the other Unix systems sits behind one boundary, as Unix
+//! and Windows do one level up: `family` is `linux` or `other`, and each gives the same
+//! few items:
+//! - `spawn(&Command) -> io::Result<(Leader, Ends)>`: the leader of a new process group,
+//!   and the host's ends of its pipes;
+//! - `Leader` (`pid`, `reap`): reaped by `reap` alone, so that until then its pid (and
+//!   group id) stays ours;
+//! - `exit(pid)`: the leader's exit, left unreaped, or `None` when it cannot be watched
+//!   (then SIGCHLD and polling tell of it);
+//! - `needs_watchdog()`: whether the watchdog keeps the host-death promise.
+//!
+//! The rest is shared: the groups, the pipes, the reaper and its lease, peeking at an exit,
+//! and the watchdog.
 
 use std::ffi::{CStr, OsStr, OsString, c_void};
 use std::io;
@@ -13,20 +25,23 @@ use std::sync::Arc;
 use super::{Signal, Started};
 use crate::transport::local::Command;
 
-mod groups;
-#[cfg(target_os = "macos")]
-mod kqueue;
-mod leader;
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+use linux as family;
+#[cfg(not(target_os = "linux"))]
+mod other;
+#[cfg(not(target_os = "linux"))]
+use other as family;
+
+mod groups;
 mod peek;
 mod pipe;
 mod reaper;
-mod spawn;
 mod watchdog;
 
+pub use family::Leader;
 pub use groups::kill_all;
-pub use leader::Leader;
 pub use pipe::{ErrPipe, InPipe, OutPipe, Readable, Writable};
 pub use reaper::{Lease, watch_exit};
 
@@ -38,9 +53,10 @@ pub const SAFE_VARS: &[&str] = &[
 
 /// Starts `command` as the leader of a new process group, with three pipes.
 pub fn start(command: &Command) -> io::Result<Started> {
-    let spawned = spawn::start(command)?;
-    let lease = Lease::new(spawned.pid);
-    let stderr = match ErrPipe::from_owned_fd(spawned.stderr) {
+    let (leader, ends) = family::spawn(command)?;
+    ends.set_nonblocking()?;
+    let lease = Lease::new(leader.pid());
+    let stderr = match ErrPipe::from_owned_fd(ends.stderr) {
         Ok(stderr) => stderr,
         Err(e) => {
             lease.signal(Signal::Kill);
@@ -50,9 +66,9 @@ pub fn start(command: &Command) -> io::Result<Started> {
     };
     Ok(Started {
         lease,
-        leader: spawned.leader,
-        stdin: InPipe(spawned.stdin),
-        stdout: OutPipe(Arc::new(spawned.stdout)),
+        leader,
+        stdin: InPipe(ends.stdin),
+        stdout: OutPipe(Arc::new(ends.stdout)),
         stderr,
     })
 }

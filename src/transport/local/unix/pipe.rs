@@ -1,6 +1,9 @@
 //! The host's ends of a server's stdin and stdout: non-blocking descriptors, written and
 //! read at once by whichever thread has something to do, and registered with tokio only
 //! while one of its tasks waits for them.
+//!
+//! Each OS family's spawn hands them over as [`Ends`], blocking still, and never sees them
+//! again: making them non-blocking is done here, once for all.
 
 use std::ffi::c_int;
 use std::io::{self, ErrorKind};
@@ -12,6 +15,35 @@ use tokio::io::unix::{AsyncFd, AsyncFdReadyGuard};
 
 /// The server's stderr, drained by a task.
 pub type ErrPipe = tokio::net::unix::pipe::Receiver;
+
+/// The host's ends of a just-spawned server's stdin, stdout and stderr, owned by nobody else.
+pub struct Ends {
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+impl Ends {
+    pub fn set_nonblocking(&self) -> io::Result<()> {
+        [&self.stdin, &self.stdout, &self.stderr]
+            .into_iter()
+            .try_for_each(set_nonblocking)
+    }
+}
+
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    let fd = fd.as_raw_fd();
+    // SAFETY: fcntl on a descriptor we own, with flags it returned.
+    let ok = unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        flags >= 0 && libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) == 0
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
 
 /// The server's stdin as started: registered with no reactor yet.
 pub struct InPipe(pub(super) OwnedFd);

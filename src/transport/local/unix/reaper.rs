@@ -7,8 +7,8 @@
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
+use super::family::{self, Leader};
 use super::groups;
-use super::leader::Leader;
 use super::peek::peek;
 use crate::transport::local::{Exit, Signal};
 
@@ -73,12 +73,7 @@ pub async fn watch_exit(
 
 /// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.
 async fn exited_unreaped(pid: u32) -> Option<Exit> {
-    #[cfg(target_os = "linux")]
-    if let Some(exit) = super::linux::pidfd::exit(pid).await {
-        return Some(exit);
-    }
-    #[cfg(target_os = "macos")]
-    if let Some(exit) = super::kqueue::exit(pid).await {
+    if let Some(exit) = family::exit(pid).await {
         return Some(exit);
     }
     // SIGCHLD alone is not enough: a host library (libuv, once Node spawns a child) may

@@ -8,18 +8,15 @@
 //!
 //! It is a POSIX `sh`, present on every Unix, in a process group of its own and ignoring
 //! the signals a terminal or a kill of the host's group sends, so that what kills the host
-//! does not take it first. Linux has the parent-death signal instead
-//! (`linux::spawn`); [`ENV`] swaps one for the other there, which is how its tests
-//! exercise the watchdog.
+//! does not take it first. Linux has the parent-death signal instead, unless it is turned
+//! off (`linux::spawn`), which is how its tests exercise the watchdog.
 
+use super::family;
 use crate::lock::lock;
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::process::{ChildStdin, Command, Stdio};
-use std::sync::{Mutex, OnceLock};
-
-/// `TOOLNEXUS_HOST_DEATH=watchdog` on Linux: the watchdog, and no parent-death signal.
-pub const ENV: &str = "TOOLNEXUS_HOST_DEATH";
+use std::sync::Mutex;
 
 /// A group is listed as " pgid " in `live`, so that one id never matches inside another.
 const SCRIPT: &str = r#"trap '' HUP INT QUIT TERM PIPE TSTP TTIN TTOU
@@ -37,18 +34,10 @@ for pgid in $live; do kill -s KILL -- "-$pgid" 2>/dev/null; done
 /// so that the next group starts a new one.
 static PIPE: Mutex<Option<ChildStdin>> = Mutex::new(None);
 
-/// Whether this host keeps its promise with the watchdog.
-pub fn enabled() -> bool {
-    static ENABLED: OnceLock<bool> = OnceLock::new();
-    *ENABLED.get_or_init(|| {
-        !cfg!(target_os = "linux") || std::env::var_os(ENV).is_some_and(|v| v == "watchdog")
-    })
-}
-
 /// `pgid` has started; `live` holds every live group, it included (all of them are told
 /// to a watchdog that starts now).
 pub fn started(pgid: u32, live: &HashSet<u32>) {
-    if !enabled() {
+    if !family::needs_watchdog() {
         return;
     }
     let mut pipe = lock(&PIPE);
