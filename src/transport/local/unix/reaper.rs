@@ -49,32 +49,22 @@ pub async fn watch_exit(
     lease: std::sync::Arc<Lease>,
     exit: watch::Sender<Option<Exit>>,
 ) {
-    match exited_unreaped(lease.pid).await {
-        Some(status) => {
-            let _ = exit.send(Some(status));
-            if status.0.is_none() {
-                // Reaped behind our back: its id may already be someone else's.
-                lease.release();
-                return;
-            }
-        }
-        // No way to wait without reaping: reap, and signal no more.
-        None => {
-            let status = leader.reap().await;
-            lease.release();
-            let _ = exit.send(Some(Exit(status)));
-            return;
-        }
+    let status = exited_unreaped(lease.pid).await;
+    let _ = exit.send(Some(status));
+    if status.0.is_none() {
+        // Reaped behind our back: its id may already be someone else's.
+        lease.release();
+        return;
     }
     lease.released.cancelled().await;
     // The leader is a zombie or was just killed: this returns at once or soon.
     leader.reap().await;
 }
 
-/// Waits for the leader to exit, leaving it unreaped. `None` when this platform cannot.
-async fn exited_unreaped(pid: u32) -> Option<Exit> {
+/// Waits for the leader to exit, leaving it unreaped.
+async fn exited_unreaped(pid: u32) -> Exit {
     if let Some(exit) = family::exit(pid).await {
-        return Some(exit);
+        return exit;
     }
     // SIGCHLD alone is not enough: a host library (libuv, once Node spawns a child) may
     // install its own handler over the runtime's, so the state is also looked at now and
@@ -83,7 +73,7 @@ async fn exited_unreaped(pid: u32) -> Option<Exit> {
     let mut children = signal(SignalKind::child()).ok();
     loop {
         if let Some(exit) = peek(pid) {
-            return Some(exit);
+            return exit;
         }
         let sigchld = async {
             match &mut children {
