@@ -174,7 +174,16 @@ pub(super) async fn get_prompt(
     request: GetPromptRequestParams,
     cancel: &CancellationToken,
 ) -> Result<GetPromptResult, ErrorData> {
-    let (server, name) = prompt_route(shared, &request.name)?;
+    // Names are learned by listing: a client may name a prompt this replica (or this
+    // gateway, since it started) never listed.
+    let route = match prompt_route(shared, &request.name) {
+        Ok(route) => route,
+        Err(_) => {
+            list_prompts(shared, cancel).await?;
+            prompt_route(shared, &request.name)?
+        }
+    };
+    let (server, name) = route;
     let mut params = Map::new();
     params.insert("name".into(), Value::from(name));
     if let Some(arguments) = request.arguments {
