@@ -88,6 +88,22 @@ describe("serveMcp: an upstream's questions reach the downstream client", T, () 
     assert.equal(textOf(result), "decline")
   })
 
+  test("a server asking many questions at once gets at most 8 put to the client; the rest are cancelled", async (t) => {
+    const { url, later } = await gateway(t)
+    const client = new Client({ name: "asker", version: "1" }, { capabilities: { elicitation: { form: {} } } })
+    let asked = 0
+    client.setRequestHandler(ElicitRequestSchema, async () => {
+      asked++
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      return { action: "accept", content: { name: "Ada" } }
+    })
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)))
+    later(() => client.close())
+    const result = await client.callTool({ name: "form_ask_many", arguments: { count: 20 } })
+    assert.deepEqual(JSON.parse(textOf(result)), { accept: 8, cancel: 12 })
+    assert.equal(asked, 8)
+  })
+
   test("a client that declared no elicitation is never asked: the upstream gets cancel", async (t) => {
     const { url, later } = await gateway(t)
     const { client } = await v1Http(later, url)

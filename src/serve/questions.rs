@@ -18,8 +18,9 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::elicitation::{self, Elicitor};
 
-/// Questions of one call waiting for the relay to put them; more are answered `cancel`.
-const QUESTIONS_QUEUE: usize = 8;
+/// Questions of one call waiting for the relay to put them, and put to a client at once;
+/// more are answered `cancel`, so a server that keeps asking grows no queue.
+pub(super) const AT_ONCE: usize = 8;
 
 /// One question: the `elicitation/create` params, and where its `ElicitResult` goes.
 pub(super) struct Question {
@@ -38,7 +39,7 @@ pub(super) struct Asker(mpsc::Sender<Question>);
 
 /// An asker, and where its questions arrive.
 pub(super) fn channel() -> (Asker, mpsc::Receiver<Question>) {
-    let (questions, arrive) = mpsc::channel(QUESTIONS_QUEUE);
+    let (questions, arrive) = mpsc::channel(AT_ONCE);
     (Asker(questions), arrive)
 }
 

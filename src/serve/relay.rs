@@ -108,7 +108,8 @@ async fn follow(
             }
             Some(progress) = call.progress.recv() => tell(progress).await,
             Some(question) = call.questions.recv() => {
-                if !questions::answerable(capabilities.as_ref(), &question.params) {
+                let room = asking.len() < questions::AT_ONCE;
+                if !room || !questions::answerable(capabilities.as_ref(), &question.params) {
                     question.cancel();
                 } else if stateless {
                     break Step::Asked(round(question, &mut call.questions).await);
