@@ -13,6 +13,7 @@ mod observer;
 pub mod offers;
 mod opening;
 mod output_check;
+mod paging;
 mod phase;
 mod redacted;
 mod request_meta;

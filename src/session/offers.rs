@@ -4,7 +4,6 @@
 //! them, for the host to parse. Listings and reads are kept while their server says they
 //! are fresh (see `cache`).
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::sync::Arc;
 
@@ -15,12 +14,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use super::cache::{CacheMode, Freshness};
 pub use super::engine::request::Kind;
-use super::error::{Error, Failure};
+use super::error::Failure;
+use super::paging::every_page;
 use super::{Params, Session};
 use crate::tool::listed::take_member;
-
-/// A listing that pages more often than this is treated as broken, as `tools/list` is.
-const MAX_PAGES: usize = 1000;
 
 /// A paginated listing of what a server offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,33 +260,21 @@ impl Session {
             return Ok((Vec::new(), Freshness::default()));
         }
         let kind = listing.kind();
-        let mut entries = Vec::new();
-        let mut seen = HashSet::new();
-        let mut cursor: Option<String> = None;
-        let mut fresh = None;
-        for _ in 0..MAX_PAGES {
-            let params = cursor.as_ref().map_or_else(String::new, |c| {
+        let listed = every_page(kind.method, |cursor| {
+            let members = cursor.map_or_else(String::new, |c| {
                 format!("\"cursor\":{}", Value::from(c.as_str()))
             });
-            let (members, trace) = (params, trace.clone());
-            let page = self
-                .request(kind, Params { members, trace }, cancel)
-                .await?;
-            entries.extend(page.entries);
-            let fresh = *fresh.get_or_insert(page.fresh);
-            let method = kind.method;
-            match page.next_cursor {
-                None => return Ok((entries, fresh)),
-                Some(next) if next.is_empty() => return Ok((entries, fresh)),
-                Some(next) if !seen.insert(next.clone()) => {
-                    let repeated = format!("{method} repeated the cursor \"{next}\"");
-                    return Err(Failure::from(Error::answered(repeated)).redacted(self.redactor()));
-                }
-                Some(next) => cursor = Some(next),
+            let trace = trace.clone();
+            async move {
+                let page = self
+                    .request(kind, Params { members, trace }, cancel)
+                    .await?;
+                Ok((page.entries, page.next_cursor, page.fresh))
             }
-        }
-        let method = kind.method;
-        Err(Error::answered(format!("{method} returned more than {MAX_PAGES} pages")).into())
+        });
+        listed
+            .await
+            .map_err(|failure| failure.redacted(self.redactor()))
     }
 
     /// Sends a request of `kind` with `params` (members of its params object), bounded

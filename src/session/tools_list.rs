@@ -1,18 +1,15 @@
 //! Listing a server's tools: the paging loop over `tools/list` pages, each a request of
 //! the engine (with its clock, rounds and abort, like a call).
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
 use super::engine::Engine;
 use super::engine::request::Kind;
-use super::error::{Error, Failure};
+use super::error::Failure;
+use super::paging::every_page;
 use crate::tool::listed::{CacheHints, ListedTool, Page, PageParts};
-
-/// A `tools/list` that pages more often than this is treated as broken.
-const MAX_PAGES: usize = 1000;
 
 /// A page of tools, the cursor to the next, and how long it may be taken as fresh.
 static TOOLS_LIST: Kind<PageParts> = Kind {
@@ -33,36 +30,20 @@ pub async fn list_all(
     cancel: &CancellationToken,
     refusal_means_none: impl Fn() -> bool,
 ) -> Result<(Vec<ListedTool>, CacheHints), Failure> {
-    let mut tools = Vec::new();
-    let mut hints = CacheHints::default();
-    let mut seen = HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..MAX_PAGES {
-        let (page, next_cursor, page_hints) =
+    every_page(TOOLS_LIST.method, |cursor| {
+        let first = cursor.is_none();
+        let refusal_means_none = &refusal_means_none;
+        async move {
             match list_page(engine, cursor.as_deref(), timeout, cancel).await {
                 // A server that offers no tools may refuse to list them: it has none.
-                Err(Failure::Reason(_)) if cursor.is_none() && refusal_means_none() => {
-                    return Ok((Vec::new(), CacheHints::default()));
+                Err(Failure::Reason(_)) if first && refusal_means_none() => {
+                    Ok((Vec::new(), None, CacheHints::default()))
                 }
-                page => page?,
-            };
-        tools.extend(page);
-        if cursor.is_none() {
-            hints = page_hints;
-        }
-        match next_cursor {
-            // An empty cursor ends the listing too, as it does for the TS SDK.
-            None => return Ok((tools, hints)),
-            Some(next) if next.is_empty() => return Ok((tools, hints)),
-            Some(next) if !seen.insert(next.clone()) => {
-                return Err(
-                    Error::answered(format!("tools/list repeated the cursor \"{next}\"")).into(),
-                );
+                page => page,
             }
-            Some(next) => cursor = Some(next),
         }
-    }
-    Err(Error::answered(format!("tools/list returned more than {MAX_PAGES} pages")).into())
+    })
+    .await
 }
 
 /// One page, after as many rounds of answering what the server asks as it takes.
