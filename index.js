@@ -12,10 +12,10 @@ import { PRINTS_FAILURES, report } from "./js/notices.js"
 import { withOffers } from "./js/offers.js"
 import { bridgeState, tellUnsharedSignIns } from "./js/state.js"
 import { fromNative } from "./js/errors.js"
+import { Listing } from "./js/listed.js"
 import { APP_ONLY } from "./js/visibility.js"
 
 const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
-import { lazyExtras } from "./js/tool-extra.js"
 
 export { defineTool } from "./js/define-tool.js"
 export { buildMcpServer } from "./js/mcp-server.js"
@@ -52,19 +52,12 @@ export async function listMcpTools(input, opts) {
   const handle = await withSignal(opts?.signal, (canceller) =>
     fromNative(() => native.listMcpTools(configSource(input), canceller, ...oauth, ...state), INVALID_CONFIG),
   )
-  const { tools, status, servers, failures } = JSON.parse(handle.summary())
+  const { status, servers, failures } = JSON.parse(handle.summary())
   if (!opts?.[PRINTS_FAILURES]) report(failures)
-  for (const [server, list] of Object.entries(tools)) {
-    const withSchema = lazySchemas((index) => handle.inputSchema(server, index))
-    const withExtra = lazyExtras((index) => handle.toolExtra(server, index))
-    // New objects: JSON.parse's own would turn into slow dictionaries here.
-    for (let i = 0; i < list.length; i++) {
-      const { name, description, extra, app } = list[i]
-      list[i] = withSchema({ name, description }, i)
-      if (extra) withExtra(list[i], i, extra)
-      if (app) list[i].visibility = APP_ONLY
-    }
-  }
+  const listing = new Listing(handle.listing())
+  const tools = {}
+  for (const { server } of listing.groups) tools[server] = []
+  for (let i = 0; i < listing.length; i++) tools[listing.group(i).server].push(listing.entry(i))
   // Not enumerable: the inventory's own keys stay the contract's `{ tools, status }`.
   return Object.defineProperty({ tools, status }, "servers", { value: servers, enumerable: false })
 }
@@ -80,10 +73,18 @@ export async function loadMcp(input, opts) {
       INVALID_CONFIG,
     ),
   )
-  const { tools, status, failures, warnings } = JSON.parse(handle.summary())
+  const { status, failures, warnings } = JSON.parse(handle.summary())
   report(failures)
   report(warnings)
-  const loaded = loadedTools(handle, calls, tools)
+  // Tools are keyed by their number in the listing.
+  const caller = {
+    start: (index, _tool, json, timeout, wantsProgress, maxTotal, task, trace) =>
+      handle.callTool(index, json, timeout, wantsProgress, maxTotal, task, trace),
+    abort: (index, id) => handle.abortCall(index, id),
+    attributes: (index) => handle.spanAttributes(listing.group(index).server),
+  }
+  const listing = new Listing(handle.listing())
+  const loaded = mcpTools(listing, { calls, native: caller, key: (i) => i })
   // Those only an app's view may see come last (see `Source::name_tools`).
   const models = loaded.findIndex((tool) => tool.visibility === APP_ONLY)
   const source = {
@@ -128,68 +129,6 @@ function bridgeOnLog(onLog) {
     } else if (LOUD.has(level)) {
       report([`MCP server "${server}" ${level}: ${text}`])
     }
-  }
-}
-
-/**
- * The Tools of a loaded source, from its summary's `{ name, description, server, tool }`.
- * Each costs one object, its `execute` closure and its frozen `metadata`: everything else
- * is shared by the source's tools, as an inventory may list a hundred thousand of them.
- */
-function loadedTools(handle, calls, tools) {
-  const schemas = [] // parsed when first read, by tool index
-  const withExtra = lazyExtras((index) => handle.toolExtra(index))
-  const resultMetadata = new Map() // server → the `{ server }` every result's metadata starts from
-  // Tools are keyed by their index in the summary.
-  const native = {
-    start: (index, _tool, json, timeout, wantsProgress, maxTotal, task, trace) =>
-      handle.callTool(index, json, timeout, wantsProgress, maxTotal, task, trace),
-    abort: (index, id) => handle.abortCall(index, id),
-    attributes: (index) => handle.spanAttributes(tools[index].server),
-  }
-  const make = mcpTools({
-    schema: (index) => (schemas[index] ??= JSON.parse(handle.inputSchema(index))),
-    setSchema: (index, value) => (schemas[index] = value),
-    members: withExtra,
-  })
-  return tools.map(({ name, description, server, tool, maxOutputChars, extra, app, defer }, index) => {
-    if (!resultMetadata.has(server)) resultMetadata.set(server, { server })
-    const metadata = resultMetadata.get(server)
-    const execute = (args, ctx) => runToolCall(calls, native, index, metadata, tool, args, ctx)
-    // The server's `maxOutputChars` and `deferLoading`, for the adapters, only when configured.
-    const origin = { server, tool }
-    if (maxOutputChars !== undefined) origin.maxOutputChars = maxOutputChars
-    if (defer) origin.deferLoading = true
-    Object.freeze(origin)
-    return make(index, { name, description, extra, own: app ? { visibility: APP_ONLY } : undefined, execute }, origin)
-  })
-}
-
-const INDEX = Symbol("toolnexus.index")
-
-/**
- * Gives `{ name, description }` objects an `inputSchema` whose JSON text `schemaJson(index)`
- * fetches and which is parsed when first read (most of a large inventory never is); the
- * object's number is kept in a hidden property. It is still an own enumerable property, so
- * spreading or JSON.stringify of the object sees it, and it can be assigned. The accessors
- * are shared by every object given one here: closures per object would cost several
- * times what the object itself does.
- */
-function lazySchemas(schemaJson) {
-  const schemas = []
-  const inputSchema = {
-    get() {
-      return (schemas[this[INDEX]] ??= JSON.parse(schemaJson(this[INDEX])))
-    },
-    set(value) {
-      schemas[this[INDEX]] = value
-    },
-    enumerable: true,
-    configurable: true,
-  }
-  return (object, index) => {
-    Object.defineProperty(object, INDEX, { value: index })
-    return Object.defineProperty(object, "inputSchema", inputSchema)
   }
 }
 

@@ -139,3 +139,37 @@ describe("tool members in the store and its JSON API", () => {
     assert.equal(store.tools()[3]!.metadata?.server, "b")
   })
 })
+
+describe("one tool, whichever entry point lists it", () => {
+  test("listMcpTools, loadMcp and a store carry the same members, key by key, and the same metadata", async (t) => {
+    const entry = { ...stdio, maxOutputChars: 500, deferLoading: true }
+    const inventory = await listMcpTools({ offer: entry })
+    const source = await openSource(t, { offer: entry })
+    const store = createMcpStore({ offer: entry })
+    t.after(() => store.close())
+    await store.waitReady()
+    const [infos, handles] = [store.listTools(), store.tools()]
+    // What each entry point adds after the listed members.
+    const OWN = ["source", "serviceName", "clientId", "execute"]
+    const members = (tool: object) => Object.keys(tool).filter((key) => !OWN.includes(key))
+    assert.equal(inventory.tools.offer.length, 2)
+    for (const listed of inventory.tools.offer) {
+      const name = `offer_${listed.name}`
+      const loaded = toolNamed(source, name)
+      const info = infos.find((x) => x.name === name)
+      const handle = handles.find((x) => x.name === name)
+      assert.ok(info && handle, name)
+      for (const tool of [loaded, info, handle]) {
+        assert.deepEqual(members(tool), Object.keys(listed), name)
+        for (const key of members(listed).filter((key) => key !== "name" && key !== "inputSchema")) {
+          assert.deepEqual(tool[key as keyof typeof tool], listed[key as keyof typeof listed], `${name}.${key}`)
+        }
+        assert.deepEqual(tool.inputSchema.properties, listed.inputSchema.properties, name)
+      }
+      const metadata = { server: "offer", tool: listed.name, maxOutputChars: 500, deferLoading: true }
+      assert.deepEqual(loaded.metadata, metadata)
+      assert.deepEqual(handle.metadata, { server: "offer", tool: listed.name, clientId: info.clientId, ...metadata })
+      assert.equal(handle.inputSchema, info.inputSchema)
+    }
+  })
+})

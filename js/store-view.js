@@ -1,14 +1,12 @@
 // One view of a store: its tools, status and offers as frozen objects, made once per
 // change the view can see (keyed on the view's revision), so listing again costs a
 // revision read and an array copy. The store itself (js/store.js) is its store view.
-import { runToolCall } from "./call.js"
 import { configSource } from "./config-source.js"
 import { mcpTools } from "./mcp-tool.js"
 import { offerMethods } from "./offers.js"
 import { chooseTools, metaTools, searchLimit } from "./meta-tools.js"
-import { Listed } from "./listed.js"
+import { Listing } from "./listed.js"
 import { fromNative, invalidArgument } from "./errors.js"
-import { APP_ONLY } from "./visibility.js"
 
 export const INVALID_CONFIG = "TOOLNEXUS_INVALID_CONFIG"
 
@@ -67,34 +65,12 @@ export class View {
     return this.#list
   }
 
-  /** A native listing as the view keeps it: an entry per tool, its handles made when asked for. */
-  #read(listing, revision) {
-    // Flat arrays (see `NativeListing.json`): an array per tool was a fifth of the garbage
-    // a large listing leaves.
-    const { groups, tools, extras, deferred } = JSON.parse(listing.json())
-    const count = tools.length / 3
-    const infos = new Array(count)
-    const targets = new Array(count)
-    const extraKeys = []
-    const limits = new Map() // service → its entry's maxOutputChars, when it has one
-    const listed = new Listed(listing, infos)
-    let i = 0
-    let next = 0 // the next tool with extra members: `extras[next]` is its number
-    for (const [serviceName, clientId, size, maxOutputChars] of groups) {
-      if (maxOutputChars !== null) limits.set(serviceName, maxOutputChars)
-      for (const last = i + size; i < last; i++) {
-        let keys
-        let json
-        if (extras[next] === i) {
-          keys = extraKeys[i] = extras[next + 1]
-          json = extras[next + 2]
-          next += 3
-        }
-        infos[i] = listed.entry(i, tools[3 * i], tools[3 * i + 1], serviceName, clientId, keys, json)
-        targets[i] = tools[3 * i + 2]
-      }
-    }
-    return { revision, listing, infos, targets, extraKeys, limits, deferred: new Set(deferred), tools: undefined }
+  /** A native listing as the view keeps it: its entries, their handles made when asked for. */
+  #read(native, revision) {
+    const listing = new Listing(native, { frozen: true })
+    const infos = new Array(listing.length)
+    for (let i = 0; i < listing.length; i++) infos[i] = listing.entry(i)
+    return { revision, listing, infos, tools: undefined }
   }
 
   /** Resources, prompts and completions of this view's servers (see `offerMethods`). */
@@ -171,30 +147,11 @@ export class View {
     return this.#handles(this.#current()).slice()
   }
 
-  #handles(list, own) {
-    if (list.tools) return list.tools
+  #handles(list) {
     const calls = queues.get(this.#native)
-    // What every tool of a service shares, made once per service.
-    const services = new Map()
-    const service = ({ serviceName, clientId }) => {
-      let shared = services.get(serviceName)
-      if (!shared) {
-        const metadata = Object.freeze({ server: serviceName, clientId })
-        shared = { metadata, own: { serviceName, clientId, ...own } }
-        services.set(serviceName, shared)
-      }
-      return shared
-    }
-    // A `null` target is the name after the service's name and `_` (see `json()`).
-    const target = (info, i) => list.targets[i] ?? info.name.slice(info.serviceName.length + 1)
-    const origin = (info, i) => {
-      const origin = { server: info.serviceName, tool: target(info, i), clientId: info.clientId }
-      const limit = list.limits.get(info.serviceName)
-      if (limit !== undefined) origin.maxOutputChars = limit
-      if (list.deferred.has(i)) origin.deferLoading = true
-      return Object.freeze(origin)
-    }
-    list.tools = list.infos.map((info, i) => this.#tool(info, origin(info, i), list.extraKeys[i], calls, service(info)))
+    // Keyed by service name: a handle outlives the listing it came from.
+    const key = (i) => list.listing.group(i).server
+    list.tools ??= mcpTools(list.listing, { calls, native: this.#caller, key })
     return list.tools
   }
 
@@ -203,7 +160,7 @@ export class View {
     const revision = this._revision()
     if (this.#apps.revision !== revision) {
       const list = this.#read(this.#native.listAppTools(this.#agent), revision)
-      this.#apps = { revision, tools: this.#handles(list, { visibility: APP_ONLY }) }
+      this.#apps = { revision, tools: this.#handles(list) }
     }
     return this.#apps.tools.slice()
   }
@@ -319,27 +276,7 @@ export class View {
     // The store itself is built with no store (`this` does not exist before `super()`).
     return (this.#store ?? this)[STORE].subscribe(this, listener)
   }
-
-  /**
-   * The handle of listed entry `info`: `extra` is the keys of its members beyond the first
-   * three, in the listing's order (read through the entry); `metadata` and `own` are its
-   * service's (see `#handles`).
-   */
-  #tool(info, origin, extra, calls, { metadata, own }) {
-    const { name, description, serviceName } = info
-    const native = this.#caller
-    const execute = (args, ctx) => runToolCall(calls, native, serviceName, metadata, origin.tool, args, ctx)
-    return Object.freeze(storeTool(info, { name, description, extra, own, execute }, origin))
-  }
 }
-
-/** A store tool reads its schema and members through its listed entry. */
-const storeTool = mcpTools({
-  schema: (info) => info.inputSchema,
-  members: (tool, info, keys) => {
-    for (const key of keys) Object.defineProperty(tool, key, { get: () => info[key], enumerable: true })
-  },
-})
 
 /**
  * The status of a view's services, keyed on their names, from the native list in view

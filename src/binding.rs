@@ -32,10 +32,11 @@ use napi_derive::napi;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-mod offer;
+mod offers;
 mod store;
 
 use self::call_queue::{CallQueue, WakeFn};
+use self::listing::{InventoryListing, Listed, NativeListing, SourceListing};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Person, Request};
@@ -43,7 +44,6 @@ use crate::inventory::{self, Source, SourceTool};
 use crate::lock::lock;
 use crate::session::{CallSpec, Hooks, Listings, Logger, trace_context};
 use crate::store::SharedCatalog;
-use crate::tool::listed::{ListedTool, normalize_schema};
 use crate::transport::local;
 
 /// A config as the JS layer hands it over: a file path, or an object serialised to JSON.
@@ -132,88 +132,41 @@ pub fn list_mcp_tools<'env>(
 #[napi]
 pub struct McpInventoryHandle {
     summary: std::sync::Mutex<String>,
-    /// Per connected server, its tools as listed, in listing order.
-    tools: Vec<(String, Vec<ListedTool>)>,
-}
-
-/// A tool without its schema: `{ name, description, extra? }`, `extra` naming the members
-/// beyond these that it has (see `toolExtra`).
-#[derive(serde::Serialize)]
-struct Described<'a> {
-    name: &'a str,
-    description: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    extra: Option<Vec<&'static str>>,
-    /// Only an app's view may see it.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    app: bool,
-}
-
-/// Each server's tools, `{ name, description }`, serialised from the listing itself.
-struct Tools<'a>(&'a [(String, Vec<crate::tool::listed::ListedTool>)]);
-
-impl serde::Serialize for Tools<'_> {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (server, listed) in self.0 {
-            let described: Vec<_> = listed
-                .iter()
-                .map(|t| Described {
-                    name: &t.name,
-                    description: t.description.as_deref().unwrap_or_default(),
-                    extra: t.extra_keys(),
-                    app: t.app_only(),
-                })
-                .collect();
-            map.serialize_entry(server, &described)?;
-        }
-        map.end()
-    }
+    listing: Arc<dyn Listed>,
 }
 
 impl McpInventoryHandle {
     fn new(inventory: inventory::Inventory) -> Result<Self> {
         #[derive(serde::Serialize)]
         struct Summary<'a> {
-            tools: Tools<'a>,
             status: &'a Map<String, Value>,
             servers: &'a Map<String, Value>,
             failures: &'a [String],
         }
-        let tools = Tools(&inventory.tools);
         let summary = to_json(&Summary {
-            tools,
             status: &inventory.status,
             servers: &inventory.servers,
             failures: &inventory.failures,
         })?;
         Ok(McpInventoryHandle {
             summary: summary.into(),
-            tools: inventory.tools,
+            listing: Arc::new(InventoryListing::new(inventory.tools)),
         })
     }
 }
 
 #[napi]
 impl McpInventoryHandle {
-    /// `{ tools: { [server]: [{ name, description }] }, status, servers, failures }`.
+    /// `{ status, servers, failures }`.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
         std::mem::take(&mut *lock(&self.summary))
     }
 
-    /// The schema of tool number `index` of `server`, normalised. Keyed on the server's
-    /// name, not on a position among servers: JS walks `tools` in its own key order.
+    /// Each server's tools, a group each (see `NativeListing`).
     #[napi(catch_unwind)]
-    pub fn input_schema(&self, server: String, index: u32) -> Result<String> {
-        Ok(normalize_schema(
-            &self.listed(&server, index)?.input_schema,
-            false,
-        ))
+    pub fn listing(&self) -> NativeListing {
+        NativeListing::from(self.listing.clone())
     }
 }
 
@@ -268,9 +221,11 @@ pub fn load_mcp<'env>(
         let source = inventory::load_source(&config, &hooks, &cancel)
             .await
             .map_err(|_| aborted())?;
-        let summary = summary::summary_json(&source, &config)?;
+        let summary = summary::summary_json(&source)?;
+        let source = Arc::new(source);
         Ok(McpSourceHandle {
-            source: Arc::new(source),
+            listing: Arc::new(SourceListing::new(source.clone(), &config)),
+            source,
             summary: summary.into(),
             calls,
             _live: live::SOURCES.count(),
@@ -282,6 +237,7 @@ pub fn load_mcp<'env>(
 #[napi]
 pub struct McpSourceHandle {
     source: Arc<Source>,
+    listing: Arc<dyn Listed>,
     summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
     _live: live::Counted,
@@ -295,14 +251,19 @@ fn call_timeout(ms: Option<f64>) -> Option<Duration> {
 
 #[napi]
 impl McpSourceHandle {
-    /// `{ tools: [{ name, description, server, tool }], status, failures, warnings }`, serialised
-    /// once when the load finished. Schemas are left out: see `inputSchema`.
+    /// `{ status, failures, warnings }`, serialised once when the load finished.
     #[napi(catch_unwind)]
     pub fn summary(&self) -> String {
         std::mem::take(&mut *lock(&self.summary))
     }
 
-    /// Starts tool number `index` of `summary().tools` and returns the call's id; its
+    /// The source's tools (see `NativeListing`), in the order `callTool` numbers them.
+    #[napi(catch_unwind)]
+    pub fn listing(&self) -> NativeListing {
+        NativeListing::from(self.listing.clone())
+    }
+
+    /// Starts tool number `index` of `listing()` and returns the call's id; its
     /// progress and outcome come through the call queue. Never throws for a failed call.
     #[napi(catch_unwind)]
     #[allow(clippy::too_many_arguments, reason = "one JS call, flat arguments")]
@@ -330,13 +291,6 @@ impl McpSourceHandle {
         self.calls.started(env)?;
         let id = session.start_call(&tool.listed.name, &args_json, spec, self.calls.clone());
         Ok(id as f64)
-    }
-
-    /// Tool number `index`'s input schema as JSON text. JS asks for it when the schema is
-    /// first read: an agent that loads thousands of tools reads few of them.
-    #[napi(catch_unwind)]
-    pub fn input_schema(&self, index: u32) -> Result<String> {
-        Ok(self.tool(index)?.input_schema())
     }
 
     fn tool(&self, index: u32) -> Result<&SourceTool> {

@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::code::Code;
-use crate::session::offers::{GET_SKILL, Listing};
+use crate::session::offers::{GET_SKILL, Offered};
 use crate::session::{CacheMode, Failure, Params, Session};
 
 /// The spec's limits on one skill, which every host must accept and may hold to.
@@ -118,7 +118,7 @@ pub async fn list(
     cancel: &CancellationToken,
 ) -> Result<Vec<Skill>, SkillError> {
     let listed = session
-        .offered(Listing::Skills, mode, trace, cancel)
+        .offered(Offered::Skills, mode, trace, cancel)
         .await?;
     let raw: Vec<Box<RawValue>> = serde_json::from_str(&listed)
         .map_err(|e| SkillError::Invalid(format!("skills/list: {e}")))?;

@@ -1,73 +1,122 @@
-//! A store view's listing as the JS layer reads it: written straight from the store's
-//! tools, in a form that parses into few objects, since a large store lists thousands of
-//! tools at its start, and each schema's text only when it is read.
+//! A listing of tools as the JS layer reads it, the same for `loadMcp`, `listMcpTools`
+//! and a store view: written straight from the tools as listed, in a form that parses into
+//! few objects (a large store lists thousands of tools at its start), each schema's text
+//! made only when it is read.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use napi::bindgen_prelude::{Env, Error, Result, ToNapiValue};
 use napi::{JsValue, sys};
 use napi_derive::napi;
 
+use crate::config::{McpConfig, ServerState};
+use crate::inventory::Source;
 use crate::store::Listing;
+use crate::tool::listed::{ListedTool, normalize_schema};
 
-/// A view's listing as it stood when listed: the store's tools shared, not copied, so a
-/// schema's text is made for JS only when the schema is read.
-#[napi]
-pub struct NativeListing {
-    listing: Listing,
+/// What an entry point lists, group by group.
+pub trait Listed: Send + Sync + 'static {
+    fn groups(&self) -> Vec<Group<'_>>;
+    /// Tool number `index`'s input schema as JSON text, as the entry point shows it.
+    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>>;
 }
 
-impl From<Listing> for NativeListing {
-    fn from(listing: Listing) -> Self {
-        NativeListing { listing }
+/// Tools of one server in a row, as the entry point names the server.
+pub struct Group<'a> {
+    pub server: &'a str,
+    /// A store's client id of the service; none outside a store.
+    pub client_id: Option<&'a str>,
+    /// The entry's `maxOutputChars`, for the adapters.
+    pub max_output_chars: Option<u64>,
+    pub tools: Vec<Row<'a>>,
+}
+
+/// One tool: what the entry point calls it, as listed, and whether the entry's
+/// `deferLoading` leaves it to the provider's tool search.
+pub struct Row<'a> {
+    pub name: &'a str,
+    pub tool: &'a ListedTool,
+    pub deferred: bool,
+}
+
+/// A listing as it stood when listed, shared, not copied: a schema's text is made for JS
+/// only when the schema is read.
+#[napi]
+pub struct NativeListing {
+    listed: Arc<dyn Listed>,
+}
+
+impl<T: Listed> From<T> for NativeListing {
+    fn from(listed: T) -> Self {
+        NativeListing {
+            listed: Arc::new(listed),
+        }
+    }
+}
+
+impl From<Arc<dyn Listed>> for NativeListing {
+    fn from(listed: Arc<dyn Listed>) -> Self {
+        NativeListing { listed }
     }
 }
 
 #[napi]
 impl NativeListing {
-    /// `{ groups, tools, extras, deferred }`, flat arrays: `groups` is `[[serviceName,
-    /// clientId, count, maxOutputChars], ...]` (`null`: none configured), each service's
-    /// tools being the next `count` of `tools`; `tools` is
-    /// `[name, description, tool, ...]`, three per tool (`tool`: the name its server knows
-    /// it by, `null` when the name is the service's name, `_` and that, as nearly always:
-    /// fewer strings to make); `extras` is `[number, extraKeys, extra, ...]` for each tool
-    /// with members beyond the first three, in order (`extra`: their JSON text);
-    /// `deferred` the numbers of the tools the entry's `deferLoading` defers.
+    /// `{ groups, tools, extras, deferred, app }`, flat arrays: `groups` is `[[server,
+    /// clientId, count, maxOutputChars], ...]` (`null`: none), each group's tools being the
+    /// next `count` of `tools`; `tools` is `[name, description, tool, ...]`, three per tool
+    /// (`tool`: the name its server knows it by, `null` when the name is the server's name,
+    /// `_` and that, as in a store nearly always: fewer strings to make); `extras` is
+    /// `[number, extraKeys, extra, ...]` for each tool with members beyond the first
+    /// three, in order (`extra`: their JSON text); `deferred` the numbers of the tools the
+    /// entry's `deferLoading` defers, `app` of those only an app's view may see.
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn json(&self) -> Text {
-        let listing = &self.listing;
-        let mut json = Vec::with_capacity(listing.len() * 128);
+        let groups = self.listed.groups();
+        let count = groups.iter().map(|group| group.tools.len()).sum::<usize>();
+        let mut json = Vec::with_capacity(count * 128);
         json.extend_from_slice(b"{\"groups\":[");
-        for (i, group) in listing.groups().iter().enumerate() {
+        for (i, group) in groups.iter().enumerate() {
             if i > 0 {
                 json.push(b',');
             }
             json.push(b'[');
-            push_string(&mut json, &group.service_name);
+            push_string(&mut json, group.server);
             json.push(b',');
-            push_string(&mut json, &group.client_id);
+            match group.client_id {
+                Some(id) => push_string(&mut json, id),
+                None => json.extend_from_slice(b"null"),
+            }
             let limit = group.max_output_chars.map(|n| n.to_string());
             let limit = limit.as_deref().unwrap_or("null");
             json.extend_from_slice(format!(",{},{limit}]", group.tools.len()).as_bytes());
         }
+        let rows = || {
+            groups
+                .iter()
+                .flat_map(|g| g.tools.iter().map(move |r| (g, r)))
+        };
         json.extend_from_slice(b"],\"tools\":[");
-        for (i, entry) in listing.iter().enumerate() {
+        for (i, (group, row)) in rows().enumerate() {
             if i > 0 {
                 json.push(b',');
             }
-            push_string(&mut json, entry.name);
+            push_string(&mut json, row.name);
             json.push(b',');
             push_string(
                 &mut json,
-                entry.tool.description.as_deref().unwrap_or_default(),
+                row.tool.description.as_deref().unwrap_or_default(),
             );
             json.push(b',');
-            match is_service_and_tool(entry.name, entry.service_name, &entry.tool.name) {
+            match is_service_and_tool(row.name, group.server, &row.tool.name) {
                 true => json.extend_from_slice(b"null"),
-                false => push_string(&mut json, &entry.tool.name),
+                false => push_string(&mut json, &row.tool.name),
             }
         }
         json.extend_from_slice(b"],\"extras\":[");
-        let extras = listing.iter().enumerate();
-        let extras = extras.filter_map(|(i, entry)| Some((i, entry.tool.extra.as_ref()?)));
+        let extras = rows().enumerate();
+        let extras = extras.filter_map(|(i, (_, row))| Some((i, row.tool.extra.as_ref()?)));
         for (n, (i, extra)) in extras.enumerate() {
             if n > 0 {
                 json.push(b',');
@@ -82,35 +131,168 @@ impl NativeListing {
             json.extend_from_slice(b"],");
             push_string(&mut json, extra.json.get());
         }
-        json.extend_from_slice(b"],\"deferred\":[");
-        let deferred = listing
-            .iter()
-            .enumerate()
-            .filter(|(_, entry)| entry.deferred());
-        for (n, (i, _)) in deferred.enumerate() {
-            if n > 0 {
-                json.push(b',');
-            }
-            json.extend_from_slice(i.to_string().as_bytes());
-        }
-        json.extend_from_slice(b"]}");
+        json.extend_from_slice(b"],\"deferred\":");
+        push_numbers(&mut json, rows().map(|(_, row)| row.deferred));
+        json.extend_from_slice(b",\"app\":");
+        push_numbers(&mut json, rows().map(|(_, row)| row.tool.app_only()));
+        json.push(b'}');
         // Made of `&str`s and JSON punctuation only.
         Text(String::from_utf8(json).unwrap_or_default())
     }
 
-    /// Tool number `index`'s normalised input schema as JSON text.
+    /// Tool number `index`'s input schema as JSON text.
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn input_schema(&self, index: u32) -> Result<Text> {
-        let entry = self.listing.get(index as usize);
-        let entry = entry.ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
-        Ok(Text(entry.tool.input_schema.get().to_owned()))
+        let schema = self.listed.input_schema(index as usize);
+        let schema = schema.ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+        Ok(Text(schema.into_owned()))
     }
 
     /// The length of all the schemas' JSON texts together, as JS counts it.
     #[napi(catch_unwind)]
     pub fn schema_chars(&self) -> f64 {
-        let schemas = self.listing.iter().map(|e| e.tool.input_schema.get());
-        schemas.map(utf16_len).sum::<usize>() as f64
+        let schemas = (0..).map_while(|i| self.listed.input_schema(i));
+        schemas.map(|schema| utf16_len(&schema)).sum::<usize>() as f64
+    }
+}
+
+/// A store view's tools: their schemas are normalised when the service lists them.
+impl Listed for Listing {
+    fn groups(&self) -> Vec<Group<'_>> {
+        let mut rows = self.iter();
+        let groups = self.groups().iter().map(|group| Group {
+            server: &group.service_name,
+            client_id: Some(&group.client_id),
+            max_output_chars: group.max_output_chars,
+            tools: rows
+                .by_ref()
+                .take(group.tools.len())
+                .map(|entry| Row {
+                    name: entry.name,
+                    tool: entry.tool,
+                    deferred: entry.deferred(),
+                })
+                .collect(),
+        });
+        groups.collect()
+    }
+
+    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
+        Some(Cow::Borrowed(self.get(index)?.tool.input_schema.get()))
+    }
+}
+
+/// `loadMcp`'s tools, with what their entries say of them: a closed schema each (see
+/// `SourceTool::input_schema`), normalised when read.
+pub struct SourceListing {
+    source: Arc<Source>,
+    /// Per server, its entry's `maxOutputChars`.
+    limits: Vec<Option<u64>>,
+    /// Per tool, whether its entry defers it.
+    deferred: Vec<bool>,
+}
+
+impl SourceListing {
+    pub fn new(source: Arc<Source>, config: &McpConfig) -> SourceListing {
+        let spec_of = |server: &str| {
+            config.servers.iter().find_map(|entry| match &entry.state {
+                ServerState::Enabled(spec) if entry.name == server => Some(spec),
+                _ => None,
+            })
+        };
+        let specs: Vec<_> = source.sessions.iter().map(|s| spec_of(s.name())).collect();
+        let limits = specs
+            .iter()
+            .map(|spec| spec.and_then(|s| s.max_output_chars));
+        let deferred = source.tools.iter().map(|tool| {
+            specs[tool.server].is_some_and(|spec| spec.deferral.defers(&tool.listed.name))
+        });
+        SourceListing {
+            limits: limits.collect(),
+            deferred: deferred.collect(),
+            source,
+        }
+    }
+}
+
+impl Listed for SourceListing {
+    /// A group per run of one server's tools: those only an app's view may see come last.
+    fn groups(&self) -> Vec<Group<'_>> {
+        let mut groups: Vec<(usize, Group<'_>)> = Vec::new();
+        for (tool, &deferred) in self.source.tools.iter().zip(&self.deferred) {
+            let row = Row {
+                name: &tool.name,
+                tool: &tool.listed,
+                deferred,
+            };
+            match groups.last_mut() {
+                Some((server, group)) if *server == tool.server => group.tools.push(row),
+                _ => groups.push((
+                    tool.server,
+                    Group {
+                        server: self.source.sessions[tool.server].name(),
+                        client_id: None,
+                        max_output_chars: self.limits[tool.server],
+                        tools: vec![row],
+                    },
+                )),
+            }
+        }
+        groups.into_iter().map(|(_, group)| group).collect()
+    }
+
+    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
+        Some(Cow::Owned(self.source.tools.get(index)?.input_schema()))
+    }
+}
+
+/// `listMcpTools`' tools, each server's as it listed them (servers without tools too).
+pub struct InventoryListing {
+    servers: Vec<(String, Vec<ListedTool>)>,
+    /// Where each server's tools begin among all of them.
+    starts: Vec<usize>,
+}
+
+impl InventoryListing {
+    pub fn new(servers: Vec<(String, Vec<ListedTool>)>) -> InventoryListing {
+        let starts = servers.iter().scan(0, |next, (_, tools)| {
+            let start = *next;
+            *next += tools.len();
+            Some(start)
+        });
+        InventoryListing {
+            starts: starts.collect(),
+            servers,
+        }
+    }
+}
+
+impl Listed for InventoryListing {
+    fn groups(&self) -> Vec<Group<'_>> {
+        let groups = self.servers.iter().map(|(server, tools)| Group {
+            server,
+            client_id: None,
+            max_output_chars: None,
+            tools: tools
+                .iter()
+                .map(|tool| Row {
+                    name: &tool.name,
+                    tool,
+                    deferred: false,
+                })
+                .collect(),
+        });
+        groups.collect()
+    }
+
+    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
+        // The last server whose tools begin at or before `index`.
+        let server = self
+            .starts
+            .partition_point(|&start| start <= index)
+            .checked_sub(1)?;
+        let tool = self.servers[server].1.get(index - self.starts[server])?;
+        Some(Cow::Owned(normalize_schema(&tool.input_schema, false)))
     }
 }
 
@@ -136,6 +318,19 @@ fn is_service_and_tool(name: &str, service: &str, tool: &str) -> bool {
         && name.starts_with(service)
         && name[service.len()..].starts_with('_')
         && name.ends_with(tool)
+}
+
+/// Appends the numbers of the `true`s of `flags` as a JSON array.
+fn push_numbers(out: &mut Vec<u8>, flags: impl Iterator<Item = bool>) {
+    out.push(b'[');
+    let numbers = flags.enumerate().filter(|(_, flag)| *flag);
+    for (n, (i, _)) in numbers.enumerate() {
+        if n > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(i.to_string().as_bytes());
+    }
+    out.push(b']');
 }
 
 /// Appends `text` as a JSON string.

@@ -25,7 +25,7 @@ use tokio_util::sync::CancellationToken;
 use super::completed::Completed;
 use super::shared::Shared;
 use crate::lock::lock;
-use crate::session::offers::{self, CacheMode, GET_PROMPT, Listing};
+use crate::session::offers::{self, CacheMode, GET_PROMPT, Offered};
 use crate::session::{Failure, Params, Session};
 use crate::tool;
 
@@ -57,7 +57,7 @@ fn sessions(shared: &Shared) -> Vec<(String, Arc<Session>)> {
 /// to list is left out (the others still answer).
 async fn gather(
     shared: &Shared,
-    listing: Listing,
+    listing: Offered,
     cancel: &CancellationToken,
 ) -> Vec<(String, Vec<Map<String, Value>>)> {
     let mut all = Vec::new();
@@ -77,7 +77,7 @@ pub(super) async fn list_resources(
 ) -> Result<ListResourcesResult, ErrorData> {
     let mut routes = HashMap::new();
     let mut resources = Vec::new();
-    for (server, entries) in gather(shared, Listing::Resources, cancel).await {
+    for (server, entries) in gather(shared, Offered::Resources, cancel).await {
         for mut entry in entries {
             let Some(uri) = entry.get("uri").and_then(Value::as_str).map(str::to_owned) else {
                 continue;
@@ -100,7 +100,7 @@ pub(super) async fn list_templates(
     shared: &Shared,
     cancel: &CancellationToken,
 ) -> Result<ListResourceTemplatesResult, ErrorData> {
-    let gathered = gather(shared, Listing::ResourceTemplates, cancel).await;
+    let gathered = gather(shared, Offered::ResourceTemplates, cancel).await;
     let templates: Vec<Value> = gathered
         .into_iter()
         .flat_map(|(_, entries)| entries.into_iter().map(Value::Object))
@@ -142,7 +142,7 @@ pub(super) async fn list_prompts(
     shared: &Shared,
     cancel: &CancellationToken,
 ) -> Result<ListPromptsResult, ErrorData> {
-    let gathered = gather(shared, Listing::Prompts, cancel).await;
+    let gathered = gather(shared, Offered::Prompts, cancel).await;
     let pairs: Vec<(&str, String)> = gathered
         .iter()
         .flat_map(|(server, entries)| {

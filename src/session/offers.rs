@@ -21,7 +21,7 @@ use crate::tool::listed::take_member;
 
 /// A paginated listing of what a server offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Listing {
+pub enum Offered {
     Resources,
     ResourceTemplates,
     Prompts,
@@ -113,13 +113,13 @@ pub static COMPLETE: Kind<Box<RawValue>> = Kind {
     given_up: "the completion",
 };
 
-impl Listing {
+impl Offered {
     fn kind(self) -> &'static Kind<Page> {
         match self {
-            Listing::Resources => &RESOURCES,
-            Listing::ResourceTemplates => &RESOURCE_TEMPLATES,
-            Listing::Prompts => &PROMPTS,
-            Listing::Skills => &SKILLS,
+            Offered::Resources => &RESOURCES,
+            Offered::ResourceTemplates => &RESOURCE_TEMPLATES,
+            Offered::Prompts => &PROMPTS,
+            Offered::Skills => &SKILLS,
         }
     }
 }
@@ -171,7 +171,7 @@ impl Session {
     /// may answer and whether this one is kept.
     pub async fn offered(
         &self,
-        listing: Listing,
+        listing: Offered,
         mode: CacheMode,
         trace: Option<Arc<str>>,
         cancel: &CancellationToken,
@@ -247,13 +247,13 @@ impl Session {
     /// server does not offer it.
     async fn list_offered(
         &self,
-        listing: Listing,
+        listing: Offered,
         trace: Option<Arc<str>>,
         cancel: &CancellationToken,
     ) -> Result<(Vec<Box<RawValue>>, Freshness), Failure> {
         let capability = match listing {
-            Listing::Prompts => "prompts",
-            Listing::Skills => "skills",
+            Offered::Prompts => "prompts",
+            Offered::Skills => "skills",
             _ => "resources",
         };
         if !self.offers(capability) {
@@ -298,8 +298,8 @@ impl Session {
     /// fails (the server's tools are what decides whether it is up).
     pub async fn offered_counts(&self, cancel: &CancellationToken) -> Vec<(&'static str, usize)> {
         let (resources, prompts) = tokio::join!(
-            self.list_offered(Listing::Resources, None, cancel),
-            self.list_offered(Listing::Prompts, None, cancel)
+            self.list_offered(Offered::Resources, None, cancel),
+            self.list_offered(Offered::Prompts, None, cancel)
         );
         let mut counts = Vec::new();
         if let Ok(resources) = resources.as_ref().map(|(entries, _)| entries.len())

@@ -1,6 +1,5 @@
-//! What servers offer beyond tool names, as the JS layer asks for it: a tool's other
-//! members (`title`, `annotations`, `outputSchema`, ...), read when a host first reads one;
-//! resources, prompts, skills and completions, asked of a live session.
+//! What servers offer besides tools, as the JS layer asks for it: resources, prompts,
+//! skills and completions, asked of a live session.
 
 use std::sync::Arc;
 
@@ -10,48 +9,18 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::McpSourceHandle;
 use super::failure::{Outcome, named, settle};
 use super::skills::SkillAsk;
 use super::store::NativeStore;
-use super::{McpInventoryHandle, McpSourceHandle};
 use crate::code::{Code, Coded};
-use crate::session::offers::{self, Kind, Listing};
+use crate::session::offers::{self, Kind, Offered};
 use crate::session::{CacheMode, Params, Session, trace_context};
-use crate::tool::listed::ListedTool;
-
-impl McpInventoryHandle {
-    pub(super) fn listed(&self, server: &str, index: u32) -> Result<&ListedTool> {
-        self.tools
-            .iter()
-            .find(|(name, _)| *name == server)
-            .and_then(|(_, tools)| tools.get(index as usize))
-            .ok_or_else(|| Error::from_reason(format!("no tool number {index} of \"{server}\"")))
-    }
-}
-
-#[napi]
-impl McpInventoryHandle {
-    /// The members of tool number `index` of `server` beyond its name, description and
-    /// input schema, as one JSON object's text; null when it has none.
-    #[napi(catch_unwind)]
-    pub fn tool_extra(&self, server: String, index: u32) -> Result<Option<String>> {
-        Ok(self.listed(&server, index)?.extra_json().map(str::to_owned))
-    }
-}
-
-#[napi]
-impl McpSourceHandle {
-    /// The same for tool number `index` of `summary().tools`.
-    #[napi(catch_unwind)]
-    pub fn tool_extra(&self, index: u32) -> Result<Option<String>> {
-        Ok(self.tool(index)?.listed.extra_json().map(str::to_owned))
-    }
-}
 
 /// What a host asks of one server: a listing, a read, or one of the requests it may
 /// send; with the caller's trace context, if it has one, and how kept answers may serve.
 enum Ask {
-    List(Listing, CacheMode, Option<Arc<str>>),
+    List(Offered, CacheMode, Option<Arc<str>>),
     Read(String, CacheMode, Option<Arc<str>>),
     Request(&'static Kind<Box<RawValue>>, Params),
     Skill(SkillAsk, Option<Arc<str>>),
@@ -79,9 +48,9 @@ impl Ask {
             Some(other) => return Err(invalid(format!("cacheMode {other} is not a string"))),
         };
         let listing = match kind {
-            "resources" => Some(Listing::Resources),
-            "resourceTemplates" => Some(Listing::ResourceTemplates),
-            "prompts" => Some(Listing::Prompts),
+            "resources" => Some(Offered::Resources),
+            "resourceTemplates" => Some(Offered::ResourceTemplates),
+            "prompts" => Some(Offered::Prompts),
             _ => None,
         };
         if let Some(listing) = listing {
