@@ -140,7 +140,7 @@ pub fn jsonrpc(data: &[u8]) {
     let _ = crate::tool::result::decode_outcome(text);
     let _ = crate::tool::result::decode_input_required(text);
     if let Ok(value) = serde_json::from_str::<Value>(text) {
-        let printed = crate::js_json::stringify(&value);
+        let printed = crate::tool::js_json::stringify(&value);
         let again: Value = serde_json::from_str(&printed).expect("stringify prints JSON");
         assert!(same_json(&value, &again), "{text} printed as {printed}");
     }

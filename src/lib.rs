@@ -12,7 +12,6 @@ pub mod elicitation;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod inventory;
-pub mod js_json;
 mod lock;
 pub mod net;
 pub mod provider_schema;
@@ -25,7 +24,6 @@ pub mod state;
 pub mod store;
 pub mod tool;
 pub mod transport;
-pub mod visibility;
 
 #[cfg(feature = "node")]
 mod binding;

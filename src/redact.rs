@@ -143,7 +143,7 @@ impl Redactor {
         // Printed as the JS printer always printed it: a string as it is, else JSON.stringify.
         let text = |value: &Value| match value {
             Value::String(s) => s.clone(),
-            other => crate::js_json::stringify(other),
+            other => crate::tool::js_json::stringify(other),
         };
         if self.is_empty() {
             return text(data);

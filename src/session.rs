@@ -3,6 +3,7 @@
 //! and, for local servers, by the child's exit, so no step can hang.
 
 pub mod cache;
+mod checking_sink;
 mod connect;
 mod engine;
 pub mod error;
@@ -12,7 +13,6 @@ mod listen;
 mod observer;
 pub mod offers;
 mod opening;
-mod output_check;
 mod paging;
 mod phase;
 mod redacted;
@@ -67,7 +67,7 @@ pub struct Session {
     /// Whether the `subscriptions/listen` of a modern session is open.
     listening: AtomicBool,
     /// The output schemas its results are checked against.
-    output_schemas: output_check::Schemas,
+    output_schemas: crate::tool::output_check::Schemas,
     /// Which of its tools run as tasks.
     task_support: task_support::TaskSupport,
     /// Cancelled when the session closes: ends what it runs beside the calls.
@@ -267,7 +267,8 @@ impl Session {
     ) {
         spec.task = self.runs_as_task(tool, spec.task);
         let schema = self.output_schemas.get(tool);
-        let sink = output_check::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
+        let sink =
+            checking_sink::checking(sink, schema.as_ref(), &self.name, tool, self.redactor());
         let sink = RedactingSink::wrap(sink, self.redactor());
         self.engine.start(id.get(), tool, args_json, spec, sink);
     }

@@ -18,7 +18,7 @@ use super::dpop::{Dpop, Key};
 use super::endpoint_policy::{self, Endpoint};
 use super::guarded::Guarded;
 use super::loopback::Loopback;
-use super::store::Record;
+use super::token_store::Record;
 use super::tokens::RecordStore;
 use crate::config::OAuthSpec;
 

@@ -4,7 +4,7 @@
 //! registration (RFC 7591), PKCE S256 with the RFC 8707 `resource`, the RFC 9207 `iss`
 //! check, the token endpoint's auth method, refresh before expiry and once on a 401.
 //! toolnexus adds what a host needs around it: which client to use (`flow`), a person to
-//! ask or a loopback listener (`loopback`), tokens at rest (`store`, `tokens`), and a
+//! ask or a loopback listener (`loopback`), tokens at rest (`token_store`, `tokens`), and a
 //! `StreamableHttpClient` that signs in when a server asks and retries (`client`).
 
 mod address_policy;
@@ -19,8 +19,8 @@ mod grant;
 pub(crate) mod guarded;
 mod loopback;
 pub mod shared;
-pub mod store;
-pub mod store_error;
+pub mod token_store;
+pub mod token_store_error;
 mod tokens;
 
 use std::collections::HashSet;
@@ -30,7 +30,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 pub use client::OAuthClient;
-pub use store::{FileTokenStore, TokenStore};
+pub use token_store::{FileTokenStore, TokenStore};
 
 use rmcp::transport::auth::AuthError;
 use rmcp::transport::streamable_http_client::StreamableHttpError;

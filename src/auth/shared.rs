@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use ring::digest::{SHA256, digest};
 
-use super::store::{StoreError, StoreFuture, TokenStore};
+use super::token_store::{StoreError, StoreFuture, TokenStore};
 use crate::state::{Shared, random_id};
 
 /// How long a lease lasts unless let go: an instance killed while refreshing holds up

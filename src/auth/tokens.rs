@@ -15,7 +15,7 @@ use rmcp::transport::auth::{
 use tokio::sync::Mutex;
 
 use super::shared::{Lease, Leases};
-use super::store::{Record, TokenStore};
+use super::token_store::{Record, TokenStore};
 
 /// rmcp refreshes when fewer than `min(30, expires_in / 2)` seconds remain (at least 1):
 /// exactly then a fleet takes the lease for it, so that a lease taken is a lease used.

@@ -12,7 +12,7 @@ use serde_json::json;
 use super::js_call::{JsCall, call};
 use super::{ConfigSource, load_config};
 use crate::auth::shared::SharedTokens;
-use crate::auth::store::{StoreError, StoreFuture};
+use crate::auth::token_store::{StoreError, StoreFuture};
 use crate::auth::{AuthorizeFailed, Authorizer, FileTokenStore, OAuthHooks, TokenStore};
 use crate::config::{ServerState, TransportSpec};
 use crate::state::Shared;

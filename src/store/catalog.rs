@@ -18,7 +18,7 @@ use ring::digest::{SHA256, digest};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use crate::auth::store::{open_regular, write_private};
+use crate::auth::token_store::{open_regular, write_private};
 use crate::config::{ProtocolChoice, ServerSpec, TransportSpec};
 use crate::lock::lock;
 use crate::tool::listed::{CacheHints, ListedTool, ToolView};

@@ -192,7 +192,7 @@ impl ToolView<'_> {
         out.push('}');
         let json = RawValue::from_string(out).ok()?;
         let output_schema = self.output_schema.map(OutputSchema::new);
-        let app_only = self.meta.is_some_and(crate::visibility::app_only);
+        let app_only = self.meta.is_some_and(super::visibility::app_only);
         Some(Extra {
             json,
             keys,

@@ -1,5 +1,5 @@
 //! A tool's `outputSchema` as listed, and the first way a value breaks it. The validator
-//! is compiled once per tool, when its first result comes; `session::output_check` is
+//! is compiled once per tool, when its first result comes; `output_check` is
 //! what checks a call's result with it.
 
 use std::sync::{Arc, OnceLock};

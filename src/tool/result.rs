@@ -6,8 +6,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::js_json;
 use crate::code::Code;
-use crate::js_json;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolOutput {

@@ -14,7 +14,7 @@ use tokio::sync::Mutex;
 use super::SignIn;
 use crate::auth::enterprise;
 use crate::auth::grant::{self, Grant};
-use crate::auth::store::Record;
+use crate::auth::token_store::Record;
 use crate::config::{EnterpriseSpec, GrantSpec, Held};
 
 impl SignIn {

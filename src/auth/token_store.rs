@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rmcp::transport::auth::{AuthorizationMetadata, StoredCredentials};
 use serde::{Deserialize, Serialize};
 
-pub use super::store_error::{FileAction, StoreError};
+pub use super::token_store_error::{FileAction, StoreError};
 
 pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, StoreError>> + Send + 'a>>;
 
