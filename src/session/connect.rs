@@ -109,12 +109,10 @@ async fn connect_remote(
         let (reason, meaning) = http::explain_open_error(e);
         Error::new(meaning.into(), reason)
     };
-    let (initializes, related) = (
-        handler.0.http_initializes.clone(),
-        handler.0.related.clone(),
-    );
+    let initializes = handler.0.http_initializes.clone();
+    let answers = (handler.0.related.clone(), handler.0.kept.clone());
     let oauth = (name, &handler.0.hooks.oauth);
-    let transport = http::streamable(remote, oauth, initializes, related)
+    let transport = http::streamable(remote, oauth, initializes, answers)
         .map_err(|e| Error::other(e.to_string()))?;
     let start = Start {
         timeout,

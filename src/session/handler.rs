@@ -20,6 +20,7 @@ use super::subscribe::UpdateTo;
 use crate::elicitation::Elicitor;
 use crate::lock::lock;
 use crate::redact::Redactor;
+use crate::transport::http::Kept;
 
 /// State shared between the handler (fed by the server) and the session's calls.
 pub struct Shared {
@@ -35,6 +36,8 @@ pub struct Shared {
     /// The request each elicitation came for, when the transport tells (a streamable
     /// HTTP server sends it on the response stream of that request's POST).
     pub related: Arc<Mutex<HashMap<RequestId, RequestId>>>,
+    /// The answers the engine awaits from a streamable HTTP server, kept as written.
+    pub kept: Kept,
     /// What the server logs (`notifications/message`), its secrets redacted, for whoever
     /// listens (a gateway); a listener that falls behind misses messages.
     pub logs: broadcast::Sender<Arc<Logged>>,
@@ -86,6 +89,7 @@ impl Shared {
             progress: Mutex::new(HashMap::new()),
             eliciting: watch::Sender::new(Asking::default()),
             related: Arc::default(),
+            kept: Kept::default(),
             logs: broadcast::Sender::new(LOGS_BEHIND),
             tools_changed: watch::Sender::new(0),
             updates: Mutex::default(),

@@ -21,8 +21,8 @@ use rmcp::transport::streamable_http_client::{
 };
 
 mod explain;
+mod kept;
 mod post;
-mod whole;
 
 use self::post::Post;
 
@@ -32,7 +32,7 @@ use crate::auth::{OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
 pub use self::explain::{Meaning, explain_not_legacy, explain_open_error, explain_send_error};
-pub use self::whole::unwrap as whole_result;
+pub use self::kept::Kept;
 use crate::lock::lock;
 use crate::net::client_builder;
 
@@ -86,7 +86,7 @@ pub fn streamable(
     spec: &RemoteSpec,
     (server, oauth): (&str, &OAuthHooks),
     initializes: Arc<watch::Sender<u64>>,
-    related: Related,
+    (related, kept): (Related, Kept),
 ) -> Result<StreamableHttpClientTransport<OAuthClient<CountingClient>>, SetupError> {
     let headers = headers(spec)?
         .into_iter()
@@ -101,6 +101,7 @@ pub fn streamable(
         inner,
         initializes,
         related,
+        kept,
     };
     let sign_in = spec.oauth.as_deref().cloned();
     let client = OAuthClient::new(client, server, &spec.url, sign_in, oauth.clone());
@@ -116,13 +117,15 @@ pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> 
 /// rmcp's reqwest client, counting the `initialize` requests it sends: after the first,
 /// each one is a session that rmcp re-established inside its transport (an expired
 /// session answered 404), which the store reports as a restart.
-/// Sends the requests the engine reads itself (`post`). Notes, for each elicitation on
-/// the response stream of a POST, the request it carried: the call a person answers for.
+/// Sends the requests the engine reads itself (`post`), keeping their awaited answers
+/// (`kept`). Notes, for each elicitation on the response stream of a POST, the request it
+/// carried: the call a person answers for.
 #[derive(Clone)]
 pub struct CountingClient {
     inner: reqwest::Client,
     initializes: Arc<watch::Sender<u64>>,
     related: Related,
+    kept: Kept,
 }
 
 /// The request each elicitation came for, by the elicitation's id.
@@ -181,8 +184,8 @@ impl CountingClient {
             self.initializes.send_modify(|n| *n += 1);
         }
         let sent = request.map(|r| r.id.clone());
-        let post = if request.is_some_and(|r| whole::read_by_engine(&r.request)) {
-            Either::Left(post::send(self.inner.clone(), post))
+        let post = if request.is_some_and(|r| kept::engine_reads(&r.request)) {
+            Either::Left(post::send(self.inner.clone(), post, self.kept.clone()))
         } else {
             Either::Right(rmcp(&self.inner, post))
         };

@@ -1,18 +1,21 @@
 //! Requests to a remote server, through rmcp's request path, which keeps the HTTP session,
 //! the era's headers and the event streams. Each request is a task that waits for its
 //! answer and hands it to the engine as JSON text, so that it is decoded, timed and
-//! retried in the same place as a local server's. Network round trips dwarf what this costs.
+//! retried in the same place as a local server's. A streamable HTTP transport keeps that
+//! text as the server wrote it (`http::Kept`), since rmcp's decoding drops what its model
+//! does not name; rmcp's answer only says that it came. Network round trips dwarf what
+//! this costs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rmcp::Peer;
 use rmcp::model::{
-    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest, ServerResult,
+    CancelledNotification, CancelledNotificationParam, ClientRequest, CustomRequest,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
-use serde_json::value::RawValue;
+use serde_json::value::to_raw_value;
 use tokio::runtime::Handle;
 use tokio::sync::oneshot;
 
@@ -20,7 +23,6 @@ use super::{Engine, NotSent, Wire};
 use crate::lock::lock;
 use crate::session::error::{Broken, Reply};
 use crate::session::handler::Shared;
-use crate::transport::http;
 
 pub struct PeerWire {
     peer: Peer<RoleClient>,
@@ -59,15 +61,6 @@ fn client_request(method: &str, params: &str) -> Result<ClientRequest, serde_jso
     serde_json::from_value(serde_json::json!({ "method": method, "params": params }))
 }
 
-/// The result as the server wrote it where the transport kept it so, else as rmcp
-/// decoded it.
-fn answered(result: &ServerResult) -> Option<Box<RawValue>> {
-    match http::whole_result(result) {
-        Some(text) => RawValue::from_string(text.to_owned()).ok(),
-        None => serde_json::value::to_raw_value(result).ok(),
-    }
-}
-
 impl Wire for PeerWire {
     fn send(
         &self,
@@ -94,6 +87,7 @@ impl Wire for PeerWire {
                 }
             };
             let request_id = handle.id.clone();
+            shared.kept.awaiting(request_id.clone());
             engine.bind(id, request_id.clone());
             let progress = {
                 let engine = Arc::downgrade(&engine);
@@ -110,6 +104,7 @@ impl Wire for PeerWire {
                 response = handle.await_response() => response,
                 Ok(reason) = stopped => {
                     drop(progress);
+                    shared.kept.take(&request_id);
                     let params = CancelledNotificationParam::new(Some(request_id), Some(reason.into()));
                     let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
                     return;
@@ -117,8 +112,11 @@ impl Wire for PeerWire {
             };
             engine.hold_route(id, Box::new(progress));
             lock(&running).remove(&id);
+            let kept = shared.kept.take(&request_id);
             match response {
-                Ok(result) => match answered(&result) {
+                // The result as the server wrote it, else (not kept: another transport, or
+                // an answer the transport did not read) as rmcp decoded it.
+                Ok(result) => match kept.or_else(|| to_raw_value(&result).ok()) {
                     Some(raw) => engine.reply(id, Reply::Result(&raw)),
                     None => engine.reply(id, Reply::Broken(Broken::Unexpected)),
                 },

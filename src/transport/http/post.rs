@@ -1,9 +1,10 @@
 //! The POST of a request whose answer the engine reads. rmcp's reqwest client decodes an
 //! answer sent as a JSON body into its model types before anything else sees it, and
-//! those drop what they do not name (see `whole`); so these requests are sent here, and
+//! those drop what they do not name (see `kept`); so these requests are sent here, and
 //! the response is read as rmcp's client reads it: a challenge, an accepted message, an
 //! expired session, an error status (keeping a JSON-RPC error it carries), an event
-//! stream, or a JSON body, which is wrapped before rmcp decodes it.
+//! stream, or a JSON body. An awaited answer, the body or an event, is kept before rmcp
+//! reads it.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -27,7 +28,8 @@ use sse_stream::{Sse, SseStream};
 
 use super::super::MAX_MESSAGE_BYTES;
 use super::super::legacy_sse::TooLarge;
-use super::{PostResult, whole};
+use super::PostResult;
+use super::kept::Kept;
 
 /// What rmcp hands its client for one POST.
 pub struct Post {
@@ -59,10 +61,10 @@ impl Post {
 /// The most of an error page kept for its message.
 const MAX_ERROR_PAGE: usize = 64 << 10;
 
-pub async fn send(client: reqwest::Client, post: Post) -> PostResult {
+pub async fn send(client: reqwest::Client, post: Post, kept: Kept) -> PostResult {
     let had_session = post.session_id.is_some();
     let response = request(&client, post)?.send().await?;
-    answer(response, had_session).await
+    answer(response, had_session, kept).await
 }
 
 fn request(
@@ -94,7 +96,7 @@ fn request(
 
 /// The response read as rmcp's client reads it; `had_session`: whether the POST carried
 /// a session id, whose 404 means the session expired.
-async fn answer(response: reqwest::Response, had_session: bool) -> PostResult {
+async fn answer(response: reqwest::Response, had_session: bool, kept: Kept) -> PostResult {
     let status = response.status();
     let text = |name: &str| {
         let value = response.headers().get(name);
@@ -153,7 +155,10 @@ async fn answer(response: reqwest::Response, had_session: bool) -> PostResult {
         )));
     }
     if is_events {
-        return Ok(StreamableHttpPostResponse::Sse(events(response), session));
+        return Ok(StreamableHttpPostResponse::Sse(
+            events(response, kept),
+            session,
+        ));
     }
     if !is_json {
         return Err(StreamableHttpError::UnexpectedContentType(Some(media)));
@@ -169,7 +174,9 @@ async fn answer(response: reqwest::Response, had_session: bool) -> PostResult {
         return Err(TOO_LARGE);
     }
     let text = String::from_utf8_lossy(&body);
-    let text = whole::wrap(&text).map_or(text, Cow::Owned);
+    if let Some(stand_in) = kept.keep(&text) {
+        return Ok(StreamableHttpPostResponse::Json(stand_in, session));
+    }
     match serde_json::from_str(&text) {
         Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
         Err(e) => Err(StreamableHttpError::UnexpectedServerResponse(Cow::Owned(
@@ -199,9 +206,9 @@ async fn read(
     Ok((body, true))
 }
 
-/// The response's event stream, each answer on it wrapped (see `whole`), ended by an
-/// error at the first event over [`MAX_MESSAGE_BYTES`].
-fn events(response: reqwest::Response) -> EventStream {
+/// The response's event stream, an awaited answer on it kept, ended by an error at the
+/// first event over [`MAX_MESSAGE_BYTES`].
+fn events(response: reqwest::Response, kept: Kept) -> EventStream {
     let bytes =
         response
             .bytes_stream()
@@ -216,10 +223,10 @@ fn events(response: reqwest::Response) -> EventStream {
                 futures::future::ready(Some(item))
             });
     SseStream::from_bytes_stream(bytes)
-        .map(|event| {
+        .map(move |event| {
             let mut event = event?;
-            if let Some(wrapped) = event.data.as_deref().and_then(whole::wrap) {
-                event.data = Some(wrapped);
+            if let Some(stand_in) = event.data.as_deref().and_then(|data| kept.keep(data)) {
+                event.data = serde_json::to_string(&stand_in).ok();
             }
             Ok(event)
         })
