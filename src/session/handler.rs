@@ -36,7 +36,8 @@ pub struct Shared {
     /// The request each elicitation came for, when the transport tells (a streamable
     /// HTTP server sends it on the response stream of that request's POST).
     pub related: Arc<Mutex<HashMap<RequestId, RequestId>>>,
-    /// The answers the engine awaits from a streamable HTTP server, kept as written.
+    /// The answers the engine awaits from a remote server: a streamable HTTP transport
+    /// keeps them as written.
     pub kept: Kept,
     /// What the server logs (`notifications/message`), its secrets redacted, for whoever
     /// listens (a gateway); a listener that falls behind misses messages.

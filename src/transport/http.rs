@@ -6,6 +6,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
+use futures::TryFutureExt;
 use futures::future::Either;
 use futures::stream::BoxStream;
 use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
@@ -32,7 +33,7 @@ use crate::auth::{OAuthClient, OAuthHooks};
 use crate::config::RemoteSpec;
 
 pub use self::explain::{Meaning, explain_not_legacy, explain_open_error, explain_send_error};
-pub use self::kept::Kept;
+pub use self::kept::{Kept, engine_reads};
 use crate::lock::lock;
 use crate::net::client_builder;
 
@@ -118,8 +119,8 @@ pub async fn legacy(spec: &RemoteSpec) -> Result<LegacySseTransport, NotLegacy> 
 /// each one is a session that rmcp re-established inside its transport (an expired
 /// session answered 404), which the store reports as a restart.
 /// Sends the requests the engine reads itself (`post`), keeping their awaited answers
-/// (`kept`). Notes, for each elicitation on the response stream of a POST, the request it
-/// carried: the call a person answers for.
+/// (`kept`), also on a stream that resumes one. Notes, for each elicitation on the
+/// response stream of a POST, the request it carried: the call a person answers for.
 #[derive(Clone)]
 pub struct CountingClient {
     inner: reqwest::Client,
@@ -290,8 +291,10 @@ impl StreamableHttpClient for CountingClient {
         auth_header: Option<String>,
         custom_headers: Headers,
     ) -> impl Future<Output = EventStream> + Send + '_ {
-        self.inner
-            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+        let events =
+            self.inner
+                .get_stream(uri, session_id, last_event_id, auth_header, custom_headers);
+        events.map_ok(|events| self.kept.clone().events(events))
     }
 
     fn get_stream_with_max_sse_event_size(
@@ -303,14 +306,15 @@ impl StreamableHttpClient for CountingClient {
         custom_headers: Headers,
         max_sse_event_size: usize,
     ) -> impl Future<Output = EventStream> + Send + '_ {
-        self.inner.get_stream_with_max_sse_event_size(
+        let events = self.inner.get_stream_with_max_sse_event_size(
             uri,
             session_id,
             last_event_id,
             auth_header,
             custom_headers,
             max_sse_event_size,
-        )
+        );
+        events.map_ok(|events| self.kept.clone().events(events))
     }
 }
 

@@ -23,6 +23,7 @@ use super::{Engine, NotSent, Wire};
 use crate::lock::lock;
 use crate::session::error::{Broken, Reply};
 use crate::session::handler::Shared;
+use crate::transport::http;
 
 pub struct PeerWire {
     peer: Peer<RoleClient>,
@@ -73,6 +74,7 @@ impl Wire for PeerWire {
             method: method.to_owned(),
             error,
         })?;
+        let kept = http::engine_reads(&request).then(|| self.shared.kept.clone());
         let (stop, stopped) = oneshot::channel();
         self.running().insert(id, stop);
         let (peer, shared, engine) = (self.peer.clone(), self.shared.clone(), engine.clone());
@@ -87,7 +89,9 @@ impl Wire for PeerWire {
                 }
             };
             let request_id = handle.id.clone();
-            shared.kept.awaiting(request_id.clone());
+            if let Some(kept) = &kept {
+                kept.awaiting(request_id.clone());
+            }
             engine.bind(id, request_id.clone());
             let progress = {
                 let engine = Arc::downgrade(&engine);
@@ -104,7 +108,9 @@ impl Wire for PeerWire {
                 response = handle.await_response() => response,
                 Ok(reason) = stopped => {
                     drop(progress);
-                    shared.kept.take(&request_id);
+                    if let Some(kept) = &kept {
+                        kept.take(&request_id);
+                    }
                     let params = CancelledNotificationParam::new(Some(request_id), Some(reason.into()));
                     let _ = peer.send_notification(CancelledNotification::new(params).into()).await;
                     return;
@@ -112,7 +118,7 @@ impl Wire for PeerWire {
             };
             engine.hold_route(id, Box::new(progress));
             lock(&running).remove(&id);
-            let kept = shared.kept.take(&request_id);
+            let kept = kept.and_then(|kept| kept.take(&request_id));
             match response {
                 // The result as the server wrote it, else (not kept: another transport, or
                 // an answer the transport did not read) as rmcp decoded it.

@@ -1,18 +1,21 @@
 //! Answers kept as the server wrote them. rmcp decodes every answer into its model types,
 //! which drop what they do not name: a tool's `execution`, a 2025 task's `pollInterval`,
 //! hints it does not know. So the answer to a request the engine awaits is taken off the
-//! response to its POST (`post`) before rmcp reads it: its result is kept here as written,
-//! for the engine's wire to decode once, and rmcp is handed the same answer with an empty
-//! result, which ends its pending request.
+//! response to its POST (`post`), or off the stream that resumes it, before rmcp reads it:
+//! its result is kept here as written, for the engine's wire to decode once, and rmcp is
+//! handed the same answer with an empty result, which ends its pending request.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use futures::StreamExt;
+use futures::stream::{BoxStream, Stream};
 use rmcp::model::{
     ClientRequest, GetMeta, ProtocolVersion, RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use serde::Deserialize;
 use serde_json::value::RawValue;
+use sse_stream::Sse;
 
 use crate::lock::lock;
 
@@ -35,9 +38,10 @@ pub fn engine_reads(request: &ClientRequest) -> bool {
     }
 }
 
-/// The requests whose answers the engine awaits, by rmcp's request id, each with its
-/// result once the transport has kept it. An entry lives from the request's sending to
-/// its end (answered or cancelled), so an answer that comes later passes to rmcp.
+/// The requests whose answers the engine awaits (those it reads), by rmcp's request id,
+/// each with its result once the transport has kept it. An entry lives from the request's
+/// sending to its end (answered or cancelled), so an answer that comes later passes to
+/// rmcp.
 #[derive(Clone, Default)]
 pub struct Kept(Arc<Mutex<HashMap<RequestId, Option<Box<RawValue>>>>>);
 
@@ -73,6 +77,20 @@ impl Kept {
             ServerResult::empty(()),
             answer.id,
         ))
+    }
+
+    /// `events` with each awaited answer on them kept (see `keep`).
+    pub fn events<E: Send + 'static>(
+        self,
+        events: impl Stream<Item = Result<Sse, E>> + Send + 'static,
+    ) -> BoxStream<'static, Result<Sse, E>> {
+        let keep = move |mut event: Sse| {
+            if let Some(stand_in) = event.data.as_deref().and_then(|data| self.keep(data)) {
+                event.data = serde_json::to_string(&stand_in).ok();
+            }
+            event
+        };
+        events.map(move |event| event.map(&keep)).boxed()
     }
 }
 
@@ -147,6 +165,25 @@ mod tests {
             assert!(kept.keep(data).is_none(), "{data}");
         }
         assert!(kept.take(&RequestId::Number(3)).is_none());
+    }
+
+    #[tokio::test]
+    async fn an_awaited_answer_is_kept_off_an_event_stream() {
+        let kept = Kept::default();
+        kept.awaiting(RequestId::Number(4));
+        let progress = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+        let answer = r#"{"jsonrpc":"2.0","id":4,"result":{"task":{"pollInterval":5}}}"#;
+        let events = [progress, answer].map(|data| Ok::<_, ()>(Sse::default().data(data)));
+        let events: Vec<_> = kept
+            .clone()
+            .events(futures::stream::iter(events))
+            .collect()
+            .await;
+        let data: Vec<_> = events.iter().map(|e| e.clone().ok()?.data).collect();
+        let stand_in = r#"{"jsonrpc":"2.0","id":4,"result":{}}"#;
+        assert_eq!(data, [Some(progress.into()), Some(stand_in.into())]);
+        let result = kept.take(&RequestId::Number(4)).map(|r| r.get().to_owned());
+        assert_eq!(result.as_deref(), Some(r#"{"task":{"pollInterval":5}}"#));
     }
 
     #[test]

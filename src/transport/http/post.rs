@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{StreamExt, TryStreamExt};
 use reqwest::StatusCode;
 use reqwest::header::{
     ACCEPT, CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER, WWW_AUTHENTICATE,
@@ -222,15 +222,7 @@ fn events(response: reqwest::Response, kept: Kept) -> EventStream {
                 *ended = item.is_err();
                 futures::future::ready(Some(item))
             });
-    SseStream::from_bytes_stream(bytes)
-        .map(move |event| {
-            let mut event = event?;
-            if let Some(stand_in) = event.data.as_deref().and_then(|data| kept.keep(data)) {
-                event.data = serde_json::to_string(&stand_in).ok();
-            }
-            Ok(event)
-        })
-        .boxed()
+    kept.events(SseStream::from_bytes_stream(bytes).err_into())
 }
 
 type EventStream = futures::stream::BoxStream<'static, Result<Sse, SseError>>;
