@@ -95,7 +95,6 @@ export class Listing {
   #tools
   #groupOf
   #extraKeys = []
-  #extraTexts = []
   #schemas = []
   #replaced = []
   #extras = []
@@ -115,10 +114,7 @@ export class Listing {
     this.#groupOf = new Uint32Array(this.length)
     let i = 0
     groups.forEach(([, , size], g) => this.#groupOf.fill(g, i, (i += size)))
-    for (let n = 0; n < extras.length; n += 3) {
-      this.#extraKeys[extras[n]] = extras[n + 1]
-      this.#extraTexts[extras[n]] = extras[n + 2]
-    }
+    for (let n = 0; n < extras.length; n += 2) this.#extraKeys[extras[n]] = extras[n + 1]
     this.#deferred = new Set(deferred)
     this.#app = new Set(app)
   }
@@ -164,13 +160,13 @@ export class Listing {
   }
   extras(i) {
     if (this.#extras[i] === undefined) {
-      const extras = JSON.parse(this.#extraTexts[i] ?? "{}")
+      const extras = JSON.parse(this.#native.extra(i) ?? "{}")
       this.#extras[i] = this.#frozen ? deepFreeze(extras) : extras
     }
     return this.#extras[i]
   }
   extraText(i) {
-    return this.#extraTexts[i]
+    return this.#native.extra(i) ?? undefined
   }
 
   /** The `metadata` a result of group `g`'s tools starts from: `{ server, clientId? }`, one per group. */
@@ -201,8 +197,8 @@ export class Listing {
   readsThrough(object, i) {
     Object.defineProperty(object, "inputSchema", this.#frozen ? FROZEN_SCHEMA : SCHEMA)
     const keys = this.#extraKeys[i]
-    if (keys) for (const key of keys) Object.defineProperty(object, key, memberAccessor(key, this.#frozen))
-    return object
+    if (keys !== undefined)
+      for (const key of keys) Object.defineProperty(object, key, memberAccessor(key, this.#frozen))
   }
 
   /**
@@ -211,9 +207,15 @@ export class Listing {
    * may see it; frozen in a frozen listing.
    */
   entry(i) {
-    const info = new Listed({ name: this.name(i), description: this.description(i) }, this, i)
+    const info = new Listed({ name: this.#tools[3 * i], description: this.#tools[3 * i + 1] }, this, i)
     this.readsThrough(info, i)
-    Object.assign(info, this.own(i))
+    // As `own(i)` says, without making its object: a store lists thousands at its start.
+    const { server, clientId } = this.groups[this.#groupOf[i]]
+    if (clientId !== null) {
+      info.serviceName = server
+      info.clientId = clientId
+    }
+    if (this.#app.has(i)) info.visibility = APP_ONLY
     return this.#frozen ? Object.freeze(info) : info
   }
 

@@ -36,7 +36,7 @@ mod offers;
 mod store;
 
 use self::call_queue::{CallQueue, WakeFn};
-use self::listing::{InventoryListing, Listed, NativeListing, SourceListing};
+use self::listing::{InventoryListing, NativeListing, SourceListing};
 use crate::config::{self, ConfigInput, McpConfig};
 use crate::duration;
 use crate::elicitation::{self, Answer, Elicitor, Person, Request};
@@ -132,7 +132,7 @@ pub fn list_mcp_tools<'env>(
 #[napi]
 pub struct McpInventoryHandle {
     summary: std::sync::Mutex<String>,
-    listing: Arc<dyn Listed>,
+    listing: std::sync::Mutex<Option<NativeListing>>,
 }
 
 impl McpInventoryHandle {
@@ -150,7 +150,10 @@ impl McpInventoryHandle {
         })?;
         Ok(McpInventoryHandle {
             summary: summary.into(),
-            listing: Arc::new(InventoryListing::new(inventory.tools)),
+            listing: Some(NativeListing::written(InventoryListing::new(
+                inventory.tools,
+            )))
+            .into(),
         })
     }
 }
@@ -163,11 +166,17 @@ impl McpInventoryHandle {
         std::mem::take(&mut *lock(&self.summary))
     }
 
-    /// Each server's tools, a group each (see `NativeListing`).
+    /// Each server's tools, a group each (see `NativeListing`); once.
     #[napi(catch_unwind)]
-    pub fn listing(&self) -> NativeListing {
-        NativeListing::from(self.listing.clone())
+    pub fn listing(&self) -> Result<NativeListing> {
+        take_listing(&self.listing)
     }
+}
+
+/// A handle's listing, which JS takes once.
+fn take_listing(listing: &std::sync::Mutex<Option<NativeListing>>) -> Result<NativeListing> {
+    let taken = lock(listing).take();
+    taken.ok_or_else(|| Error::from_reason("the listing was taken"))
 }
 
 /// `waitFor` as the JS layer wraps it: request JSON in, answer JSON out; never rejects.
@@ -223,8 +232,9 @@ pub fn load_mcp<'env>(
             .map_err(|_| aborted())?;
         let summary = summary::summary_json(&source)?;
         let source = Arc::new(source);
+        let listing = NativeListing::written(SourceListing::new(source.clone(), &config));
         Ok(McpSourceHandle {
-            listing: Arc::new(SourceListing::new(source.clone(), &config)),
+            listing: Some(listing).into(),
             source,
             summary: summary.into(),
             calls,
@@ -237,7 +247,7 @@ pub fn load_mcp<'env>(
 #[napi]
 pub struct McpSourceHandle {
     source: Arc<Source>,
-    listing: Arc<dyn Listed>,
+    listing: std::sync::Mutex<Option<NativeListing>>,
     summary: std::sync::Mutex<String>,
     calls: Arc<CallQueue>,
     _live: live::Counted,
@@ -257,10 +267,10 @@ impl McpSourceHandle {
         std::mem::take(&mut *lock(&self.summary))
     }
 
-    /// The source's tools (see `NativeListing`), in the order `callTool` numbers them.
+    /// The source's tools (see `NativeListing`), in the order `callTool` numbers them; once.
     #[napi(catch_unwind)]
-    pub fn listing(&self) -> NativeListing {
-        NativeListing::from(self.listing.clone())
+    pub fn listing(&self) -> Result<NativeListing> {
+        take_listing(&self.listing)
     }
 
     /// Starts tool number `index` of `listing()` and returns the call's id; its

@@ -4,7 +4,7 @@
 //! made only when it is read.
 
 use std::borrow::Cow;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use napi::bindgen_prelude::{Env, Error, Result, ToNapiValue};
 use napi::{JsValue, sys};
@@ -12,14 +12,17 @@ use napi_derive::napi;
 
 use crate::config::{McpConfig, ServerState};
 use crate::inventory::Source;
+use crate::lock::lock;
 use crate::store::Listing;
 use crate::tool::listed::{ListedTool, normalize_schema};
 
 /// What an entry point lists, group by group.
 pub trait Listed: Send + Sync + 'static {
     fn groups(&self) -> Vec<Group<'_>>;
-    /// Tool number `index`'s input schema as JSON text, as the entry point shows it.
-    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>>;
+    /// Tool number `index`.
+    fn tool(&self, index: usize) -> Option<&ListedTool>;
+    /// `tool`'s input schema as JSON text, as the entry point shows it.
+    fn input_schema<'a>(&self, tool: &'a ListedTool) -> Cow<'a, str>;
 }
 
 /// Tools of one server in a row, as the entry point names the server.
@@ -45,19 +48,28 @@ pub struct Row<'a> {
 #[napi]
 pub struct NativeListing {
     listed: Arc<dyn Listed>,
+    /// Its JSON, when written ahead on a worker thread, where the buffers it takes are
+    /// freed too (on the JS thread's allocator a large listing's stayed in its RSS).
+    written: Mutex<Option<String>>,
 }
 
 impl<T: Listed> From<T> for NativeListing {
     fn from(listed: T) -> Self {
         NativeListing {
             listed: Arc::new(listed),
+            written: Mutex::default(),
         }
     }
 }
 
-impl From<Arc<dyn Listed>> for NativeListing {
-    fn from(listed: Arc<dyn Listed>) -> Self {
-        NativeListing { listed }
+impl NativeListing {
+    /// `listed`, its JSON written now: for a listing made off the JS thread.
+    pub fn written(listed: impl Listed) -> Self {
+        let written = Some(write(&listed));
+        NativeListing {
+            listed: Arc::new(listed),
+            written: Mutex::new(written),
+        }
     }
 }
 
@@ -68,91 +80,43 @@ impl NativeListing {
     /// next `count` of `tools`; `tools` is `[name, description, tool, ...]`, three per tool
     /// (`tool`: the name its server knows it by, `null` when the name is the server's name,
     /// `_` and that, as in a store nearly always: fewer strings to make); `extras` is
-    /// `[number, extraKeys, extra, ...]` for each tool with members beyond the first
-    /// three, in order (`extra`: their JSON text); `deferred` the numbers of the tools the
-    /// entry's `deferLoading` defers, `app` of those only an app's view may see.
+    /// `[number, extraKeys, ...]` for each tool with members beyond the first three, in
+    /// order (their JSON text: `extra`); `deferred` the numbers of the tools the entry's
+    /// `deferLoading` defers, `app` of those only an app's view may see.
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn json(&self) -> Text {
-        let groups = self.listed.groups();
-        let count = groups.iter().map(|group| group.tools.len()).sum::<usize>();
-        let mut json = Vec::with_capacity(count * 128);
-        json.extend_from_slice(b"{\"groups\":[");
-        for (i, group) in groups.iter().enumerate() {
-            if i > 0 {
-                json.push(b',');
-            }
-            json.push(b'[');
-            push_string(&mut json, group.server);
-            json.push(b',');
-            match group.client_id {
-                Some(id) => push_string(&mut json, id),
-                None => json.extend_from_slice(b"null"),
-            }
-            let limit = group.max_output_chars.map(|n| n.to_string());
-            let limit = limit.as_deref().unwrap_or("null");
-            json.extend_from_slice(format!(",{},{limit}]", group.tools.len()).as_bytes());
-        }
-        let rows = || {
-            groups
-                .iter()
-                .flat_map(|g| g.tools.iter().map(move |r| (g, r)))
-        };
-        json.extend_from_slice(b"],\"tools\":[");
-        for (i, (group, row)) in rows().enumerate() {
-            if i > 0 {
-                json.push(b',');
-            }
-            push_string(&mut json, row.name);
-            json.push(b',');
-            push_string(
-                &mut json,
-                row.tool.description.as_deref().unwrap_or_default(),
-            );
-            json.push(b',');
-            match is_service_and_tool(row.name, group.server, &row.tool.name) {
-                true => json.extend_from_slice(b"null"),
-                false => push_string(&mut json, &row.tool.name),
-            }
-        }
-        json.extend_from_slice(b"],\"extras\":[");
-        let extras = rows().enumerate();
-        let extras = extras.filter_map(|(i, (_, row))| Some((i, row.tool.extra.as_ref()?)));
-        for (n, (i, extra)) in extras.enumerate() {
-            if n > 0 {
-                json.push(b',');
-            }
-            json.extend_from_slice(format!("{i},[").as_bytes());
-            for (k, key) in extra.keys().enumerate() {
-                if k > 0 {
-                    json.push(b',');
-                }
-                push_string(&mut json, key);
-            }
-            json.extend_from_slice(b"],");
-            push_string(&mut json, extra.json.get());
-        }
-        json.extend_from_slice(b"],\"deferred\":");
-        push_numbers(&mut json, rows().map(|(_, row)| row.deferred));
-        json.extend_from_slice(b",\"app\":");
-        push_numbers(&mut json, rows().map(|(_, row)| row.tool.app_only()));
-        json.push(b'}');
-        // Made of `&str`s and JSON punctuation only.
-        Text(String::from_utf8(json).unwrap_or_default())
+        let written = lock(&self.written).take();
+        Text(written.unwrap_or_else(|| write(&*self.listed)))
     }
 
     /// Tool number `index`'s input schema as JSON text.
     #[napi(catch_unwind, ts_return_type = "string")]
     pub fn input_schema(&self, index: u32) -> Result<Text> {
-        let schema = self.listed.input_schema(index as usize);
-        let schema = schema.ok_or_else(|| Error::from_reason(format!("no tool number {index}")))?;
+        let schema = self.listed.input_schema(self.tool(index)?);
         Ok(Text(schema.into_owned()))
+    }
+
+    /// Tool number `index`'s members beyond the first three, as one JSON object's text;
+    /// null when it has none. Read when a host first reads one: most never are.
+    #[napi(catch_unwind, ts_return_type = "string | null")]
+    pub fn extra(&self, index: u32) -> Result<Option<Text>> {
+        let extra = self.tool(index)?.extra_json();
+        Ok(extra.map(|json| Text(json.to_owned())))
     }
 
     /// The length of all the schemas' JSON texts together, as JS counts it.
     #[napi(catch_unwind)]
     pub fn schema_chars(&self) -> f64 {
-        let schemas = (0..).map_while(|i| self.listed.input_schema(i));
+        let tools = (0..).map_while(|i| self.listed.tool(i));
+        let schemas = tools.map(|tool| self.listed.input_schema(tool));
         schemas.map(|schema| utf16_len(&schema)).sum::<usize>() as f64
+    }
+}
+
+impl NativeListing {
+    fn tool(&self, index: u32) -> Result<&ListedTool> {
+        let tool = self.listed.tool(index as usize);
+        tool.ok_or_else(|| Error::from_reason(format!("no tool number {index}")))
     }
 }
 
@@ -177,13 +141,18 @@ impl Listed for Listing {
         groups.collect()
     }
 
-    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
-        Some(Cow::Borrowed(self.get(index)?.tool.input_schema.get()))
+    fn tool(&self, index: usize) -> Option<&ListedTool> {
+        Some(self.get(index)?.tool)
+    }
+
+    fn input_schema<'a>(&self, tool: &'a ListedTool) -> Cow<'a, str> {
+        Cow::Borrowed(tool.input_schema.get())
     }
 }
 
-/// `loadMcp`'s tools, with what their entries say of them: a closed schema each (see
-/// `SourceTool::input_schema`), normalised when read.
+/// `loadMcp`'s tools, with what their entries say of them; each schema closed
+/// (`additionalProperties: false`) and normalised when read: most of a large inventory's
+/// never are.
 pub struct SourceListing {
     source: Arc<Source>,
     /// Per server, its entry's `maxOutputChars`.
@@ -241,8 +210,12 @@ impl Listed for SourceListing {
         groups.into_iter().map(|(_, group)| group).collect()
     }
 
-    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
-        Some(Cow::Owned(self.source.tools.get(index)?.input_schema()))
+    fn tool(&self, index: usize) -> Option<&ListedTool> {
+        Some(&self.source.tools.get(index)?.listed)
+    }
+
+    fn input_schema<'a>(&self, tool: &'a ListedTool) -> Cow<'a, str> {
+        Cow::Owned(normalize_schema(&tool.input_schema, true))
     }
 }
 
@@ -285,15 +258,86 @@ impl Listed for InventoryListing {
         groups.collect()
     }
 
-    fn input_schema(&self, index: usize) -> Option<Cow<'_, str>> {
+    fn tool(&self, index: usize) -> Option<&ListedTool> {
         // The last server whose tools begin at or before `index`.
         let server = self
             .starts
             .partition_point(|&start| start <= index)
             .checked_sub(1)?;
-        let tool = self.servers[server].1.get(index - self.starts[server])?;
-        Some(Cow::Owned(normalize_schema(&tool.input_schema, false)))
+        self.servers[server].1.get(index - self.starts[server])
     }
+
+    fn input_schema<'a>(&self, tool: &'a ListedTool) -> Cow<'a, str> {
+        Cow::Owned(normalize_schema(&tool.input_schema, false))
+    }
+}
+
+/// The listing as `NativeListing::json` says.
+fn write(listed: &dyn Listed) -> String {
+    let groups = listed.groups();
+    let count = groups.iter().map(|group| group.tools.len()).sum::<usize>();
+    let mut json = Vec::with_capacity(count * 128);
+    json.extend_from_slice(b"{\"groups\":[");
+    for (i, group) in groups.iter().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        json.push(b'[');
+        push_string(&mut json, group.server);
+        json.push(b',');
+        match group.client_id {
+            Some(id) => push_string(&mut json, id),
+            None => json.extend_from_slice(b"null"),
+        }
+        let limit = group.max_output_chars.map(|n| n.to_string());
+        let limit = limit.as_deref().unwrap_or("null");
+        json.extend_from_slice(format!(",{},{limit}]", group.tools.len()).as_bytes());
+    }
+    let rows = || {
+        groups
+            .iter()
+            .flat_map(|g| g.tools.iter().map(move |r| (g, r)))
+    };
+    json.extend_from_slice(b"],\"tools\":[");
+    for (i, (group, row)) in rows().enumerate() {
+        if i > 0 {
+            json.push(b',');
+        }
+        push_string(&mut json, row.name);
+        json.push(b',');
+        push_string(
+            &mut json,
+            row.tool.description.as_deref().unwrap_or_default(),
+        );
+        json.push(b',');
+        match is_service_and_tool(row.name, group.server, &row.tool.name) {
+            true => json.extend_from_slice(b"null"),
+            false => push_string(&mut json, &row.tool.name),
+        }
+    }
+    json.extend_from_slice(b"],\"extras\":[");
+    let extras = rows().enumerate();
+    let extras = extras.filter_map(|(i, (_, row))| Some((i, row.tool.extra.as_ref()?)));
+    for (n, (i, extra)) in extras.enumerate() {
+        if n > 0 {
+            json.push(b',');
+        }
+        json.extend_from_slice(format!("{i},[").as_bytes());
+        for (k, key) in extra.keys().enumerate() {
+            if k > 0 {
+                json.push(b',');
+            }
+            push_string(&mut json, key);
+        }
+        json.push(b']');
+    }
+    json.extend_from_slice(b"],\"deferred\":");
+    push_numbers(&mut json, rows().map(|(_, row)| row.deferred));
+    json.extend_from_slice(b",\"app\":");
+    push_numbers(&mut json, rows().map(|(_, row)| row.tool.app_only()));
+    json.push(b'}');
+    // Made of `&str`s and JSON punctuation only.
+    String::from_utf8(json).unwrap_or_default()
 }
 
 /// A string for JS, made as Latin-1 when it is ASCII, as a listing nearly always is: V8

@@ -11,7 +11,7 @@ use crate::config::McpConfig;
 use crate::search::{Doc, Index};
 use crate::session::{Hooks, Session};
 use crate::tool;
-use crate::tool::listed::{ListedTool, normalize_schema};
+use crate::tool::listed::ListedTool;
 
 /// A tool of a loaded source: its provider-safe name plus how to reach it.
 pub struct SourceTool {
@@ -19,13 +19,6 @@ pub struct SourceTool {
     /// As the server listed it.
     pub listed: ListedTool,
     pub server: usize,
-}
-
-impl SourceTool {
-    /// The normalised schema, built when asked for: most of a large inventory never is.
-    pub fn input_schema(&self) -> String {
-        normalize_schema(&self.listed.input_schema, true)
-    }
 }
 
 /// The result of `loadMcp`: open sessions and their (filtered) tools.
