@@ -168,7 +168,7 @@ describe("one tool, whichever entry point lists it", () => {
       }
       const metadata = { server: "offer", tool: listed.name, maxOutputChars: 500, deferLoading: true }
       assert.deepEqual(loaded.metadata, metadata)
-      assert.deepEqual(handle.metadata, { server: "offer", tool: listed.name, clientId: info.clientId, ...metadata })
+      assert.deepEqual(handle.metadata, { ...metadata, clientId: info.clientId })
       assert.equal(handle.inputSchema, info.inputSchema)
     }
   })
