@@ -169,7 +169,7 @@ export class Listing {
     return this.#native.extra(i) ?? undefined
   }
 
-  /** The `metadata` a result of group `g`'s tools starts from: `{ server, clientId? }`, one per group. */
+  /** The `metadata` a result of tool `i` starts from: `{ server, clientId? }`, one per server. */
   resultMetadata(i) {
     const { server, clientId } = this.group(i)
     let metadata = this.#metadata.get(server)
